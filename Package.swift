@@ -1,0 +1,115 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// One settings list for every Swift target.
+let swiftSettings: [SwiftSetting] = [
+    // Strict concurrency checking and data-race safety, enforced as errors.
+    .swiftLanguageMode(.v6),
+    // `any P` spelled out, so existential costs are visible at the use site.
+    .enableUpcomingFeature("ExistentialAny"),
+    // A file sees only the members of modules it imports itself.
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "emojiart-sync",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "emojiart-sync", targets: ["emojiart-sync"]),
+        .executable(name: "emojiart-gallery", targets: ["emojiart-gallery"]),
+        .library(name: "EmojiArtSync", targets: ["EmojiArtSync"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+    ],
+    targets: [
+        // C libraries, found through pkg-config; the providers tell SwiftPM which Debian package to suggest.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
+        // The few C functions Swift cannot express: libpng's setjmp/longjmp error path, renameat2(2).
+        .target(name: "CShims", dependencies: ["CPNG"]),
+
+        // libpng for Swift: validation (structure and full decode) and encoding. Pure functions, no actors.
+        .target(
+            name: "EmojiArtPNG",
+            dependencies: ["CPNG", "CShims"],
+            swiftSettings: swiftSettings
+        ),
+        // An async HTTP client on one libcurl multi handle, driven by a thread of its own.
+        .target(
+            name: "CurlHTTP",
+            dependencies: ["CCurl"],
+            swiftSettings: swiftSettings
+        ),
+        // The agent: feed, caches, storage, watching, logging. Everything the CLI wires together.
+        .target(
+            name: "EmojiArtSync",
+            dependencies: [
+                "CurlHTTP", "EmojiArtPNG", "CShims",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "emojiart-sync",
+            dependencies: [
+                "EmojiArtSync",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A Linux stand-in for the book's gallery server, quirks and fault injection included.
+        .target(
+            name: "EmojiArtGallery",
+            dependencies: [
+                "EmojiArtPNG",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "emojiart-gallery",
+            dependencies: [
+                "EmojiArtGallery",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "EmojiArtPNGTests",
+            dependencies: ["EmojiArtPNG"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CurlHTTPTests",
+            dependencies: ["CurlHTTP", "EmojiArtGallery"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EmojiArtGalleryTests",
+            dependencies: ["EmojiArtGallery", "EmojiArtPNG"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EmojiArtSyncTests",
+            dependencies: ["EmojiArtSync", "EmojiArtGallery", "emojiart-sync", "emojiart-gallery"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
