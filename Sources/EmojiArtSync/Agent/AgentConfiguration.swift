@@ -1,0 +1,32 @@
+import EmojiArtPNG
+import Logging
+
+/// Everything a run of the agent is configured with; the command line fills it in, tests build it directly.
+/// Defaults are the documented ones.
+public struct AgentConfiguration: Sendable {
+    public var directory: SyncDirectory
+    public var server: ServerAddress = .default
+    /// Transfers at once. 8 keeps a small gallery server busy without queueing at its accept loop.
+    public var concurrency = 8
+    /// The memory cache's bound. 64 MiB holds the book gallery many times over.
+    public var memoryLimit = 64 * 1024 * 1024
+    public var verification: PNGVerification = .structure
+    /// Largest body accepted from the gallery (an endless body is cut here).
+    public var maxBodySize = 32 * 1024 * 1024
+    public var connectTimeout: Duration = .seconds(10)
+    /// A transfer slower than 1 byte/s for this long is abandoned.
+    public var stallTimeout: Duration = .seconds(30)
+    /// Extra attempts per access after a transient network failure.
+    public var retries = 2
+    public var logLevel: Logger.Level = .info
+    /// The log file; nil means `DIR/.emojiart-sync/sync.log`.
+    public var logFile: String?
+    /// Also log to stderr.
+    public var logToStandardError = true
+
+    public init(directory: SyncDirectory) {
+        self.directory = directory
+    }
+
+    public var effectiveLogFile: String { logFile ?? directory.logPath }
+}

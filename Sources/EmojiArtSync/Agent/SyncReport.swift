@@ -1,0 +1,22 @@
+/// What one full pass over the feed achieved; the command line turns it into an exit code and a summary.
+public struct SyncReport: Sendable {
+    /// Feed entries processed (duplicates included).
+    public var entries = 0
+    /// Distinct assets in the feed.
+    public var uniqueAssets = 0
+    /// Distinct assets that are on disk, valid and the agent's.
+    public var available = 0
+    /// Distinct assets that could not be had, with the reason (error items, dead links, conflicts).
+    public var failures: [(key: AssetKey, reason: String)] = []
+    /// Feed items whose url was refused, never fetched.
+    public var rejected: [AssetKey.Rejection] = []
+    public var hits: [Hit: Int] = [:]
+    public var bytesFetched = 0
+    public var repairs = 0
+    public var duration: Duration = .zero
+
+    public init() {}
+
+    /// True when every asset of the feed is on disk and valid, and no item was refused.
+    public var isComplete: Bool { failures.isEmpty && rejected.isEmpty }
+}

@@ -1,0 +1,137 @@
+/// The memory layer: a byte-bounded LRU of assets, de-duplication of loads in flight, and a memory of
+/// recent failures with a time after which they are retried (the book's `ImageLoader`, which kept
+/// `.failed` forever).
+///
+/// It is an actor because its state is mutable, shared by every concurrent access, and correctness
+/// depends on coordinating it: two requests for one key must end in one download. It does not know where
+/// assets come from: callers pass the `load` closure that reads disk or network (the `ImageDatabase`).
+///
+/// A caller that finds the key in flight awaits the same task and counts as a memory hit. A failure is
+/// remembered until its retry time (`RetryPolicy`); a request after that starts a fresh attempt, so no
+/// caller is handed a stale failure forever. Purging drops cached bytes and failures, never in-flight work.
+public actor ImageLoader {
+    public typealias Load = @Sendable () async throws -> (Asset, Hit)
+
+    /// Thrown instead of loading again while a recent failure for the key is remembered.
+    public struct RememberedFailure: Error, Sendable, CustomStringConvertible {
+        public let key: AssetKey
+        public let underlying: any Error
+        public let attempts: Int
+        public let retryIn: Duration
+        public var description: String {
+            "\(underlying) (failed \(attempts)x; next attempt in \(retryIn.secondsText))"
+        }
+    }
+
+    private struct Failure {
+        var error: any Error
+        var attempts: Int
+        var retryAt: ContinuousClock.Instant
+    }
+
+    private struct InFlight {
+        let id: UInt64
+        let task: Task<(Asset, Hit), any Error>
+    }
+
+    private var memory: MemoryCache
+    private var inFlight: [AssetKey: InFlight] = [:]
+    private var failures: [AssetKey: Failure] = [:]
+    private var nextLoadID: UInt64 = 0
+    private let retryPolicy: RetryPolicy
+    private let now: @Sendable () -> ContinuousClock.Instant
+
+    /// Accesses answered from memory, including those that joined a load in flight.
+    public private(set) var memoryHits = 0
+
+    public init(
+        memoryLimit: Int, retryPolicy: RetryPolicy = RetryPolicy(),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) {
+        self.memory = MemoryCache(byteLimit: memoryLimit)
+        self.retryPolicy = retryPolicy
+        self.now = now
+    }
+
+    /// The asset for `key`: from memory, from a load already in flight, or from `load`.
+    /// The returned `Hit` is `.memory` for the first two and whatever `load` said otherwise.
+    public func asset(for key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
+        if let asset = memory.get(key) {
+            memoryHits += 1
+            return (asset, .memory)
+        }
+        if let running = inFlight[key] {
+            memoryHits += 1
+            let (asset, _) = try await running.task.value
+            return (asset, .memory)
+        }
+        if let failure = failures[key] {
+            let remaining = now().duration(to: failure.retryAt)
+            if remaining > .zero {
+                throw RememberedFailure(key: key, underlying: failure.error, attempts: failure.attempts, retryIn: remaining)
+            }
+        }
+        return try await startLoad(for: key, load: load)
+    }
+
+    /// Loads `key` through `load` even if memory has it (a repair must hit the source), still de-duplicated
+    /// with any load in flight.
+    public func reload(_ key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
+        if let running = inFlight[key] {
+            return try await running.task.value
+        }
+        memory.remove(key)
+        return try await startLoad(for: key, load: load)
+    }
+
+    private func startLoad(for key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
+        nextLoadID += 1
+        let id = nextLoadID
+        let task = Task { try await load() }
+        inFlight[key] = InFlight(id: id, task: task)
+        let result: Result<(Asset, Hit), any Error> = await task.result
+        // Reentrancy: a purge or a newer load may have replaced our entry while we awaited.
+        if inFlight[key]?.id == id {
+            inFlight[key] = nil
+        }
+        switch result {
+        case .success(let loaded):
+            memory.insert(loaded.0)
+            failures[key] = nil
+            return loaded
+        case .failure(let error):
+            if !(error is CancellationError) {
+                let attempts = (failures[key]?.attempts ?? 0) + 1
+                let delay = retryPolicy.delay(afterAttempt: attempts)
+                failures[key] = Failure(error: error, attempts: attempts, retryAt: now().advanced(by: delay))
+            }
+            throw error
+        }
+    }
+
+    /// Caches an asset read from elsewhere (so the next access is a memory hit).
+    public func insert(_ asset: Asset) {
+        memory.insert(asset)
+    }
+
+    /// Drops every cached asset and every remembered failure. Returns what was dropped.
+    @discardableResult
+    public func purge() -> (entries: Int, bytes: Int) {
+        failures.removeAll()
+        return memory.removeAll()
+    }
+
+    /// Forgets the remembered failure of `key`, so the next access tries again at once.
+    public func forgetFailure(_ key: AssetKey) {
+        failures[key] = nil
+    }
+
+    /// Forgets every remembered failure (the gallery is back, or the user asked for a rescan).
+    public func forgetFailures() {
+        failures.removeAll()
+    }
+
+    public var cachedEntries: Int { memory.count }
+    public var cachedBytes: Int { memory.totalBytes }
+    public var failingKeys: [AssetKey] { failures.keys.sorted() }
+}

@@ -1,0 +1,25 @@
+/// Exponential backoff with jitter for remembered failures: `base * 2^(attempt-1)`, capped at `cap`, then
+/// multiplied by a random factor in `1 - jitter ... 1`, so many agents (or many keys) do not retry in step.
+///
+/// Defaults: a first retry after about 2 s, doubling up to a 5 minute cap, which bounds how long a gallery
+/// that came back stays unsynced while keeping a dead gallery to one request per key every few minutes.
+public struct RetryPolicy: Sendable, Equatable {
+    public var base: Duration
+    public var cap: Duration
+    /// Fraction of the delay that is randomised away, 0...1.
+    public var jitter: Double
+
+    public init(base: Duration = .seconds(2), cap: Duration = .seconds(300), jitter: Double = 0.2) {
+        self.base = base
+        self.cap = cap
+        self.jitter = min(max(jitter, 0), 1)
+    }
+
+    /// The delay before retry number `attempt` (1 = after the first failure).
+    public func delay(afterAttempt attempt: Int, random: Double = Double.random(in: 0...1)) -> Duration {
+        let exponent = min(max(attempt - 1, 0), 30)
+        let raw = base * (1 << exponent)
+        let capped = raw > cap ? cap : raw
+        return capped * (1 - jitter * random)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// The gallery feed, decoded and sorted into what the agent will fetch and what it refused.
+///
+/// Decoding is a pure function of the bytes, so it runs off every actor. The feed is untrusted: a body
+/// that is not a JSON array of items is an error with a readable message; a single bad `url` refuses that
+/// item only; an absurd number of items is refused as a whole rather than allocating without bound.
+public struct GalleryFeed: Sendable {
+    /// More unique assets than this and the feed is refused: no gallery has that many, a hostile one might.
+    public static let maximumUniqueAssets = 100_000
+
+    /// Every accepted item in feed order, duplicates included: the feed repeats items on purpose.
+    public let entries: [AssetKey]
+    /// The distinct keys, in order of first appearance.
+    public let uniqueKeys: [AssetKey]
+    /// Items whose url was refused, with the reason.
+    public let rejections: [AssetKey.Rejection]
+
+    public init(entries: [AssetKey], rejections: [AssetKey.Rejection] = []) {
+        self.entries = entries
+        var seen = Set<AssetKey>()
+        self.uniqueKeys = entries.filter { seen.insert($0).inserted }
+        self.rejections = rejections
+    }
+
+    /// Decodes a feed body.
+    public static func decode(_ body: [UInt8]) throws(SyncError) -> GalleryFeed {
+        let items: [FeedItem]
+        do {
+            items = try JSONDecoder().decode([FeedItem].self, from: Data(body))
+        } catch {
+            throw SyncError(.feed, "feed is not a JSON array of {name, url, price, checksum}: \(Self.describe(error))")
+        }
+        var entries: [AssetKey] = []
+        var rejections: [AssetKey.Rejection] = []
+        var unique = Set<String>()
+        entries.reserveCapacity(items.count)
+        for item in items {
+            do {
+                let key = try AssetKey(feedURL: item.url)
+                unique.insert(key.rawValue)
+                if unique.count > maximumUniqueAssets {
+                    throw SyncError(.feed, "feed lists more than \(maximumUniqueAssets) unique assets; refusing it")
+                }
+                entries.append(key)
+            } catch let rejection as AssetKey.Rejection {
+                rejections.append(rejection)
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                throw SyncError(.feed, "feed item refused: \(error)")
+            }
+        }
+        return GalleryFeed(entries: entries, rejections: rejections)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.keyNotFound(_, let context), DecodingError.dataCorrupted(let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return path.isEmpty ? context.debugDescription : "at \(path): \(context.debugDescription)"
+        default:
+            return String(describing: error)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import CurlHTTP
+import EmojiArtPNG
+
+/// Fetches the feed and assets from the gallery and judges what comes back. Stateless and `Sendable`;
+/// its methods are `@concurrent`, so validation and hashing never run on an actor.
+///
+/// The status code is not trusted: the book's server answers `200` with a JSON error body for missing
+/// images, so an asset is accepted only if its bytes pass `PNGValidator` at the configured level.
+/// Transient failures (timeouts, refused connections, 5xx, truncated bodies) are retried a few times
+/// with a short, growing pause before the access is reported as failed.
+public struct AssetFetcher: Sendable {
+    public let client: CurlHTTPClient
+    public let server: ServerAddress
+    public let verification: PNGVerification
+    /// Extra attempts after a transient failure, within one access.
+    public let retries: Int
+    /// Pause before the first retry; doubled for each further one.
+    public let retryPause: Duration
+
+    public init(
+        client: CurlHTTPClient, server: ServerAddress, verification: PNGVerification = .structure,
+        retries: Int = 2, retryPause: Duration = .milliseconds(250)
+    ) {
+        self.client = client
+        self.server = server
+        self.verification = verification
+        self.retries = max(0, retries)
+        self.retryPause = retryPause
+    }
+
+    /// Fetches and decodes the feed.
+    @concurrent
+    public func fetchFeed() async throws -> GalleryFeed {
+        let body = try await withRetries { try await self.client.fetch(self.server.feedURL) }
+        return try GalleryFeed.decode(body)
+    }
+
+    /// Fetches one asset and returns it only if it is a valid PNG.
+    @concurrent
+    public func fetchAsset(_ key: AssetKey) async throws -> Asset {
+        let url = server.url(for: key)
+        let body = try await withRetries { try await self.client.fetch(url) }
+        let info: PNGInfo
+        do {
+            info = try PNGValidator.validate(body, level: verification)
+        } catch {
+            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)\(Self.preview(of: body))")
+        }
+        return Asset(key: key, bytes: body, sha256: Asset.digest(body), width: info.width, height: info.height)
+    }
+
+    private func withRetries(_ operation: () async throws -> [UInt8]) async throws -> [UInt8] {
+        var attempt = 0
+        while true {
+            do {
+                return try await operation()
+            } catch let error as HTTPClientError where error.isTransient && attempt < retries {
+                try await Task.sleep(for: retryPause * (1 << attempt))
+                attempt += 1
+            }
+        }
+    }
+
+    /// A short printable excerpt of a body that was not a PNG (the gallery's JSON error, say).
+    static func preview(of body: [UInt8]) -> String {
+        guard !body.isEmpty else { return " (empty body)" }
+        let head = body.prefix(64)
+        guard head.allSatisfy({ $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || (0x20...0x7E).contains($0) }) else { return "" }
+        let text = String(decoding: head, as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+        return "; body starts with \(text)\(body.count > 64 ? "..." : "")"
+    }
+}

@@ -1,0 +1,130 @@
+import CShims
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads, writes and removes asset files in the sync directory. Owns no memory state of its own besides
+/// the layout; it lives in the `SyncActor` silo so that every change to the directory is ordered with the
+/// index updates that go with it.
+///
+/// The pieces that touch only private files (writing and fsyncing a new temporary file, reading bytes that
+/// are verified afterwards) are `nonisolated static` and run off the actor; installing a file under its final
+/// name and removing one are isolated, because they change what the index describes.
+@SyncActor
+public final class DiskStorage {
+    /// Files larger than this are not read back as assets: no gallery image is that big.
+    public nonisolated static let maximumFileSize = 64 * 1024 * 1024
+
+    public let directory: SyncDirectory
+
+    public init(directory: SyncDirectory) {
+        self.directory = directory
+    }
+
+    /// What is at the asset path `name` (never following a symbolic link).
+    public func state(of name: String) -> FileState {
+        FileState.of(directory.path(ofAsset: name))
+    }
+
+    /// Reads a regular file without following a symbolic link at its path (`O_NOFOLLOW`).
+    public nonisolated static func readFile(at path: String, limit: Int = maximumFileSize) throws(SyncError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot read the file") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SyncError.system("fstat", path: path, errno: errno, hint: "cannot read the file") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw SyncError(.conflict, "\(path) is not a regular file", path: path) }
+        guard Int(info.st_size) <= limit else { throw SyncError(.invalidImage, "\(path) is larger than \(limit) bytes", path: path) }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var offset = 0
+        while true {
+            if offset == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 4096)) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SyncError.system("read", path: path, errno: errno, hint: "cannot read the file")
+            }
+            if count == 0 { break }
+            offset += count
+            if offset > limit { throw SyncError(.invalidImage, "\(path) is larger than \(limit) bytes", path: path) }
+        }
+        bytes.removeSubrange(offset...)
+        return bytes
+    }
+
+    /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644), then
+    /// `fsync(2)`s it. Returns its path. On failure the partial file is removed. Runs off the actor: the file is
+    /// private until `install` renames it.
+    @concurrent
+    public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws(SyncError) -> String {
+        let path = directory + "/" + "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
+        var failure: SyncError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = SyncError.system("write", path: path, errno: errno, hint: "cannot write the asset (disk full?)")
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fsync(fd) != 0 {
+            failure = SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the asset to disk")
+        }
+        if close(fd) != 0, failure == nil {
+            failure = SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")
+        }
+        if let failure {
+            unlink(path)
+            throw failure
+        }
+        return path
+    }
+
+    /// Outcome of `install`.
+    public enum InstallResult: Sendable, Equatable {
+        case installed
+        /// Something already sits at the path and `replacing` was false: nothing was changed.
+        case occupied
+    }
+
+    /// Renames a temporary file to the asset name. With `replacing: false` the rename is `renameat2` with
+    /// `RENAME_NOREPLACE`, so a file that appeared at the path in the meantime (the user's) is never replaced.
+    /// The temporary file is removed whenever it was not installed.
+    public func install(temporaryFile: String, as name: String, replacing: Bool) throws(SyncError) -> InstallResult {
+        let target = directory.path(ofAsset: name)
+        let status = replacing ? rename(temporaryFile, target) : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
+        if status == 0 { return .installed }
+        let code = errno
+        unlink(temporaryFile)
+        if code == EEXIST && !replacing { return .occupied }
+        throw SyncError.system(replacing ? "rename" : "renameat2", path: target, errno: code, hint: "cannot move the asset into place")
+    }
+
+    /// Removes the asset file `name` if it is a regular file. Returns whether a file was removed.
+    @discardableResult
+    public func remove(_ name: String) throws(SyncError) -> Bool {
+        let path = directory.path(ofAsset: name)
+        guard case .regular = FileState.of(path) else { return false }
+        if unlink(path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw SyncError.system("unlink", path: path, errno: errno, hint: "cannot remove the asset")
+    }
+
+    /// Flushes the directory entry changes (renames, unlinks) of `DIR` to disk.
+    public func syncDirectory() {
+        let fd = open(directory.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}

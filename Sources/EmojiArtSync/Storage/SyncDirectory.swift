@@ -1,0 +1,74 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The layout of a sync directory: the user's `DIR` with one file per asset, and the agent's own
+/// state under `DIR/.emojiart-sync/` (manifest, temporary files, log, lock, status).
+///
+/// Temporary files live in `.emojiart-sync/tmp/`, on the same file system as `DIR`, so the final `rename(2)`
+/// is atomic, and outside `DIR` itself, so a watcher on `DIR` never sees a half-written file.
+public struct SyncDirectory: Sendable, Equatable {
+    public static let stateDirectoryName = ".emojiart-sync"
+
+    /// `DIR`, absolute and without a trailing slash.
+    public let root: String
+
+    public init(_ path: String) {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var trimmed = absolute
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        self.root = trimmed
+    }
+
+    public var stateDirectory: String { root + "/" + Self.stateDirectoryName }
+    public var temporaryDirectory: String { stateDirectory + "/tmp" }
+    public var manifestPath: String { stateDirectory + "/manifest.json" }
+    public var logPath: String { stateDirectory + "/sync.log" }
+    public var lockPath: String { stateDirectory + "/lock" }
+    public var statusPath: String { stateDirectory + "/status.json" }
+
+    /// The path of an asset file.
+    public func path(ofAsset name: String) -> String { root + "/" + name }
+
+    /// Creates `DIR` and the state directories when missing, removes temporary files a crashed run left
+    /// behind, and proves the directory is writable. Throws a `SyncError` naming the path and the errno.
+    public func prepare() throws(SyncError) {
+        try Self.makeDirectory(root, mode: 0o755)
+        try Self.makeDirectory(stateDirectory, mode: 0o755)
+        try Self.makeDirectory(temporaryDirectory, mode: 0o700)
+        removeStaleTemporaryFiles()
+        let probe = temporaryDirectory + "/.probe-\(getpid())"
+        let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            throw SyncError.system("open", path: probe, errno: errno, hint: "the sync directory is not writable")
+        }
+        close(fd)
+        unlink(probe)
+    }
+
+    /// Removes everything in the temporary directory: only the agent writes there, and a file left there is
+    /// a write that never got renamed into place.
+    @discardableResult
+    public func removeStaleTemporaryFiles() -> Int {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory) else { return 0 }
+        var removed = 0
+        for name in names where unlink(temporaryDirectory + "/" + name) == 0 { removed += 1 }
+        return removed
+    }
+
+    private static func makeDirectory(_ path: String, mode: mode_t) throws(SyncError) {
+        if mkdir(path, mode) == 0 { return }
+        let code = errno
+        var info = stat()
+        if code == EEXIST, lstat(path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw SyncError(.system, "\(path) exists and is not a directory", call: "mkdir", errno: EEXIST, path: path)
+        }
+        if code == ENOENT {
+            throw SyncError.system("mkdir", path: path, errno: code, hint: "cannot create the directory (its parent is missing)")
+        }
+        throw SyncError.system("mkdir", path: path, errno: code, hint: "cannot create the directory")
+    }
+}

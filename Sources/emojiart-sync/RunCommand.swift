@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import EmojiArtPNG
+import EmojiArtSync
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension PNGVerification: ExpressibleByArgument {}
+
+/// `emojiart-sync [run] --dir DIR ...`: the sync itself.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Sync DIR with the gallery (the default subcommand)."
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The directory to keep in sync (created if missing).", valueName: "dir"))
+    var dir: String
+
+    @Option(name: .long, help: ArgumentHelp("The gallery's origin.", valueName: "url"))
+    var server: String = "http://localhost:8080"
+
+    @Flag(name: .long, help: "Sync once, then exit with a status that says how complete DIR is.")
+    var once = false
+
+    @Option(name: .long, help: ArgumentHelp("Transfers at once.", valueName: "n"))
+    var concurrency: Int = 8
+
+    @Option(name: .long, help: ArgumentHelp("Bound of the in-memory cache (e.g. 64M, 1G).", valueName: "size"))
+    var memoryLimit: String = "64M"
+
+    @Option(name: .long, help: ArgumentHelp("How hard to check PNGs: structure (chunks and CRCs) or full (decode every row).", valueName: "level"))
+    var verify: PNGVerification = .structure
+
+    @Option(name: .long, help: ArgumentHelp("Largest response body accepted.", valueName: "size"))
+    var maxBodySize: String = "32M"
+
+    @Option(name: .long, help: ArgumentHelp("Extra attempts per asset after a transient network failure.", valueName: "n"))
+    var retries: Int = 2
+
+    @Option(name: .long, help: ArgumentHelp("Log file (default: DIR/.emojiart-sync/sync.log).", valueName: "path"))
+    var logFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    var logLevel: String = "info"
+
+    @Flag(name: .shortAndLong, help: "Do not copy log lines to stderr.")
+    var quiet = false
+
+    func validate() throws {
+        guard concurrency >= 1 && concurrency <= 256 else { throw ValidationError("--concurrency must be 1...256") }
+        guard ByteCount.parse(memoryLimit) != nil else { throw ValidationError("--memory-limit: cannot read \"\(memoryLimit)\" as a size") }
+        guard let body = ByteCount.parse(maxBodySize), body > 0 else { throw ValidationError("--max-body-size: cannot read \"\(maxBodySize)\" as a size") }
+        guard retries >= 0 && retries <= 10 else { throw ValidationError("--retries must be 0...10") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \"\(logLevel)\"") }
+        do {
+            _ = try ServerAddress(server)
+        } catch {
+            throw ValidationError("--server: \(error)")
+        }
+        guard once else {
+            throw ValidationError("this build syncs with --once only; the background agent is not in this version")
+        }
+    }
+
+    func run() async throws {
+        var configuration = AgentConfiguration(directory: SyncDirectory(dir))
+        configuration.server = try ServerAddress(server)
+        configuration.concurrency = concurrency
+        configuration.memoryLimit = ByteCount.parse(memoryLimit)!
+        configuration.maxBodySize = ByteCount.parse(maxBodySize)!
+        configuration.verification = verify
+        configuration.retries = retries
+        configuration.logFile = logFile
+        configuration.logLevel = Logger.Level(rawValue: logLevel)!
+        configuration.logToStandardError = !quiet
+
+        let agent: SyncAgent
+        do {
+            agent = try await SyncAgent(configuration: configuration)
+        } catch {
+            printError("emojiart-sync: \(error)")
+            throw ExitCode(ExitStatus.fatal.rawValue)
+        }
+        defer { agent.shutdown() }
+        let report: SyncReport
+        do {
+            report = try await agent.syncOnce()
+        } catch {
+            printError("emojiart-sync: sync failed: \(error)")
+            throw ExitCode(ExitStatus.fatal.rawValue)
+        }
+        if !report.isComplete {
+            printError("emojiart-sync: \(report.available) of \(report.uniqueAssets) assets synced; missing:")
+            for failure in report.failures {
+                printError("  \(failure.key): \(failure.reason)")
+            }
+            for rejection in report.rejected {
+                printError("  \(rejection.url): \(rejection)")
+            }
+        }
+        let status = ExitStatus.of(report)
+        if status != .success { throw ExitCode(status.rawValue) }
+    }
+}
+
+/// Writes a line to stderr.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,129 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+/// `--once` against a real gallery on 127.0.0.1, real libcurl, real libpng, real files.
+@Suite(.timeLimit(.minutes(2)))
+struct OnceSyncTests {
+    @Test func coldSyncWritesEveryValidAssetByteIdenticalAndNothingForErrorItems() async throws {
+        let gallery = try await GalleryFixture()
+        let dir = TemporaryDirectory("cold")
+        let report = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+
+        #expect(report.uniqueAssets == 29)
+        #expect(report.entries == 87)
+        #expect(report.available == gallery.validNumbers.count)
+        #expect(Set(report.failures.map(\.key.rawValue)) == Set(gallery.errorNumbers.map { "/gallery/image?\($0)" }))
+        #expect(ExitStatus.of(report) == .partial)
+        for n in gallery.validNumbers {
+            let bytes = try #require(readBytes(dir.file("gallery_image_\(n).png")), "missing image \(n)")
+            #expect(bytes == gallery.server.imageBytes(n), "image \(n) differs from what the gallery served")
+        }
+        for n in gallery.errorNumbers {
+            #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_\(n).png")))
+        }
+        let assetFiles = dir.names().filter { $0.hasSuffix(".png") }
+        #expect(assetFiles.count == gallery.validNumbers.count)
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "temporary files left behind")
+    }
+
+    @Test func duplicatesInTheFeedCauseOneNetworkFetchPerKeyAndMemoryHitsForTheRest() async throws {
+        let gallery = try await GalleryFixture()
+        let dir = TemporaryDirectory("dups")
+        let report = try await gallery.syncOnce(dir: dir.path)
+        for n in 1...gallery.count {
+            #expect(gallery.server.requestCount(path: "/gallery/image?\(n)") == 1, "image \(n) fetched more than once")
+        }
+        await gallery.stop()
+        let valid = gallery.validNumbers.count
+        #expect(report.hits[.network] == valid)
+        #expect(report.hits[.memory] == 2 * valid)
+        #expect(report.hits[.disk, default: 0] == 0)
+        let lines = logLines(dir.path)
+        #expect(lines.filter { $0.contains("event=asset") && $0.contains("hit=network") }.count == valid)
+        #expect(lines.filter { $0.contains("event=asset") && $0.contains("hit=memory") }.count == 2 * valid)
+        #expect(lines.contains { $0.contains("hit=network") && $0.contains("key=/gallery/image?3") })
+    }
+
+    @Test func secondRunTakesEverythingFromDiskAndAChangedFileIsFetchedAgain() async throws {
+        let gallery = try await GalleryFixture()
+        let dir = TemporaryDirectory("warm")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        gallery.server.resetCounts()
+
+        let warm = try await gallery.syncOnce(dir: dir.path)
+        #expect(gallery.server.imageRequestCount == 0, "a warm run must not fetch images")
+        #expect(warm.hits[.disk] == gallery.validNumbers.count)
+        #expect(warm.hits[.network, default: 0] == 0)
+
+        // Behind the agent's back: one file changed (same size, one byte), one truncated, one deleted.
+        var changed = try #require(readBytes(dir.file("gallery_image_1.png")))
+        changed[changed.count / 2] ^= 0xFF
+        try writeBytes(changed, to: dir.file("gallery_image_1.png"))
+        let truncated = try #require(readBytes(dir.file("gallery_image_2.png")))
+        try writeBytes(Array(truncated.prefix(100)), to: dir.file("gallery_image_2.png"))
+        try FileManager.default.removeItem(atPath: dir.file("gallery_image_3.png"))
+        gallery.server.resetCounts()
+
+        let repaired = try await gallery.syncOnce(dir: dir.path)
+        #expect(gallery.server.imageRequestCount == 3)
+        for n in [1, 2, 3] {
+            #expect(gallery.server.requestCount(path: "/gallery/image?\(n)") == 1)
+            #expect(readBytes(dir.file("gallery_image_\(n).png")) == gallery.server.imageBytes(n))
+        }
+        #expect(repaired.repairs == 3)
+        #expect(ExitStatus.of(repaired) == .partial)
+        await gallery.stop()
+        let lines = logLines(dir.path)
+        #expect(lines.contains { $0.contains("event=repair") && $0.contains("reason=corrupt") && $0.contains("key=/gallery/image?1") })
+        #expect(lines.contains { $0.contains("event=repair") && $0.contains("reason=corrupt") && $0.contains("key=/gallery/image?2") })
+        #expect(lines.contains { $0.contains("event=repair") && $0.contains("reason=missing") && $0.contains("key=/gallery/image?3") })
+    }
+
+    @Test func faultyResponsesWriteNothingAndAreReportedWhileTheRestSyncs() async throws {
+        let faults = GalleryFaults(imageFaults: [1: .corrupt, 2: .truncated, 3: .serverError, 4: .endless])
+        let gallery = try await GalleryFixture(count: 9, faults: faults)
+        let dir = TemporaryDirectory("faults")
+        let report = try await gallery.syncOnce(dir: dir.path) { configuration in
+            configuration.maxBodySize = 1 << 20
+        }
+        await gallery.stop()
+        let failed = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.key.rawValue, $0.reason) })
+        #expect(Set(failed.keys) == ["/gallery/image?1", "/gallery/image?2", "/gallery/image?3", "/gallery/image?4"])
+        #expect(failed["/gallery/image?1"]?.contains("valid PNG") == true)
+        #expect(failed["/gallery/image?3"]?.contains("500") == true)
+        #expect(failed["/gallery/image?4"]?.lowercased().contains("limit") == true)
+        for n in 1...4 {
+            #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_\(n).png")))
+        }
+        for n in 5...9 {
+            #expect(readBytes(dir.file("gallery_image_\(n).png")) == gallery.server.imageBytes(n))
+        }
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
+        #expect(ExitStatus.of(report) == .partial)
+    }
+
+    @Test func completeGalleryExitsSuccess() async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let dir = TemporaryDirectory("complete")
+        let report = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(report.isComplete)
+        #expect(ExitStatus.of(report) == .success)
+        #expect(report.available == 9)
+    }
+
+    @Test func deadServerIsAFatalFeedError() async throws {
+        let gallery = try await GalleryFixture(count: 3)
+        let dir = TemporaryDirectory("dead")
+        var configuration = try gallery.configuration(dir: dir.path)
+        await gallery.stop()
+        configuration.connectTimeout = .seconds(1)
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        await #expect(throws: (any Error).self) { try await agent.syncOnce() }
+        #expect(logLines(dir.path).contains { $0.contains("event=feed") && $0.contains("result=failed") })
+    }
+}

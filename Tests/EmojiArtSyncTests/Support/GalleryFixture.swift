@@ -1,0 +1,52 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Logging
+
+/// A real gallery on 127.0.0.1 (ephemeral port) plus a sync directory, for one test.
+/// Call `stop()` at the end of the test.
+final class GalleryFixture: Sendable {
+    let server: GalleryServer
+    let baseURL: String
+    let count: Int
+
+    init(count: Int = 29, faults: GalleryFaults = .none) async throws {
+        self.count = count
+        server = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: 0, count: count, faults: faults))
+        baseURL = try await server.start()
+    }
+
+    func stop() async {
+        await server.stop()
+    }
+
+    /// N's of the feed items the gallery serves real images for.
+    var validNumbers: [Int] { (1...count).filter { !GalleryServer.isErrorItem($0, count: count) } }
+    var errorNumbers: [Int] { (1...count).filter { GalleryServer.isErrorItem($0, count: count) } }
+
+    /// An agent configuration for `dir` against this gallery: quiet, fast-failing.
+    func configuration(dir: String) throws -> AgentConfiguration {
+        var configuration = AgentConfiguration(directory: SyncDirectory(dir))
+        configuration.server = try ServerAddress(baseURL)
+        configuration.logToStandardError = false
+        configuration.retries = 0
+        configuration.connectTimeout = .seconds(2)
+        configuration.stallTimeout = .seconds(2)
+        return configuration
+    }
+
+    /// Builds an agent, runs one pass, shuts it down.
+    func syncOnce(dir: String, adjust: (inout AgentConfiguration) -> Void = { _ in }) async throws -> SyncReport {
+        var configuration = try configuration(dir: dir)
+        adjust(&configuration)
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        return try await agent.syncOnce()
+    }
+}
+
+/// The log lines of a sync directory's default log file.
+func logLines(_ dir: String) -> [String] {
+    let text = (try? String(contentsOfFile: dir + "/.emojiart-sync/sync.log", encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").map(String.init)
+}

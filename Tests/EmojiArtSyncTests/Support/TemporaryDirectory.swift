@@ -1,0 +1,39 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fresh directory under /tmp for one test, removed when the test is done with it.
+final class TemporaryDirectory {
+    let path: String
+
+    init(_ label: String = "test") {
+        var template = Array("/tmp/emojiart-\(label)-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed: errno \(errno)")
+        path = String(cString: made!)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    /// Sorted names in `sub` (relative), hidden files included.
+    func names(in sub: String = "") -> [String] {
+        let dir = sub.isEmpty ? path : path + "/" + sub
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted()
+    }
+}
+
+/// Reads a whole file, or nil.
+func readBytes(_ path: String) -> [UInt8]? {
+    FileManager.default.contents(atPath: path).map { Array($0) }
+}
+
+/// Writes bytes to a path, replacing what is there.
+func writeBytes(_ bytes: [UInt8], to path: String) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}

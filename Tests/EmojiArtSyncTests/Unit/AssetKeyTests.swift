@@ -1,0 +1,80 @@
+import EmojiArtSync
+import Testing
+
+@Suite struct AssetKeyTests {
+    @Test(arguments: ["/gallery/image?3", "/gallery/image?29", "/a", "/img/x.png?size=2&v=1"])
+    func acceptsPathsOnTheServer(_ url: String) throws {
+        #expect(try AssetKey(feedURL: url).rawValue == url)
+    }
+
+    @Test(arguments: [
+        "http://evil.example/gallery/image?1", "https://localhost:8080/gallery/image?1", "//evil.example/x",
+        "gallery/image?1", "", "/../etc/passwd", "/gallery/../../etc/passwd", "/gallery/image?1/../../x",
+        "/gallery/%2e%2e/x", "/gallery/%2F..%2Fx", "/a\\b", "/a b", "/a\nb", "/a\u{0}b", "/a#frag", "/caf\u{e9}",
+        "file:///etc/passwd", "/./x",
+    ])
+    func refusesAnythingThatCouldLeaveTheServerOrTheDirectory(_ url: String) {
+        #expect(throws: AssetKey.Rejection.self) { try AssetKey(feedURL: url) }
+    }
+
+    @Test func refusesOverlongKeys() {
+        let long = "/" + String(repeating: "a", count: AssetKey.maximumLength)
+        #expect(throws: AssetKey.Rejection.self) { try AssetKey(feedURL: long) }
+    }
+}
+
+@Suite struct AssetFileNameTests {
+    @Test func usesTheBookMappingForGalleryImages() throws {
+        #expect(AssetFileName.name(for: try AssetKey(feedURL: "/gallery/image?3")) == "gallery_image_3.png")
+        #expect(AssetFileName.name(for: try AssetKey(feedURL: "/gallery/image?1000")) == "gallery_image_1000.png")
+    }
+
+    @Test func keysTheBookMappingWouldCollapseGetDistinctNames() throws {
+        let keys = ["/gallery/image?3", "/gallery/image/3", "/gallery_image?3", "/gallery?image/3", "/gallery/image?3?", "/Gallery/image?3"]
+        let names = try keys.map { AssetFileName.name(for: try AssetKey(feedURL: $0)) }
+        #expect(Set(names).count == keys.count, "\(names)")
+    }
+
+    @Test func everyNameIsSafe() throws {
+        let keys = [
+            "/gallery/image?3", "/x?" + String(repeating: "y", count: 900), "/a/b/c/d?e=f&g=h", "/%41", "/-", "/...a",
+            "/.emojiart-sync", "/a?b", "/" + String(repeating: "z", count: 30) + "/b?c",
+        ]
+        var seen = Set<String>()
+        for raw in keys {
+            let name = AssetFileName.name(for: try AssetKey(feedURL: raw))
+            #expect(name.utf8.count <= 100)
+            #expect(!name.hasPrefix("."))
+            #expect(!name.contains("/") && !name.contains("..") && !name.contains("\u{0}"))
+            #expect(name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") })
+            #expect(seen.insert(name).inserted, "collision on \(name)")
+        }
+    }
+}
+
+@Suite struct ServerAddressTests {
+    @Test func acceptsOrigins() throws {
+        #expect(try ServerAddress("http://localhost:8080").origin == "http://localhost:8080")
+        #expect(try ServerAddress("https://gallery.example/").origin == "https://gallery.example")
+        #expect(try ServerAddress("http://127.0.0.1:9").feedURL == "http://127.0.0.1:9/gallery/images")
+    }
+
+    @Test(arguments: ["ftp://x", "localhost:8080", "http://", "http://u:p@h", "http://h/path", "http://h/?q", "file:///tmp"])
+    func refusesEverythingElse(_ text: String) {
+        #expect(throws: SyncError.self) { try ServerAddress(text) }
+    }
+}
+
+@Suite struct ByteCountTests {
+    @Test func parsesHumanSizes() {
+        #expect(ByteCount.parse("64M") == 64 << 20)
+        #expect(ByteCount.parse("64MiB") == 64 << 20)
+        #expect(ByteCount.parse("512k") == 512 << 10)
+        #expect(ByteCount.parse("1G") == 1 << 30)
+        #expect(ByteCount.parse("123") == 123)
+        #expect(ByteCount.parse("12B") == 12)
+        #expect(ByteCount.parse("x") == nil)
+        #expect(ByteCount.parse("-1") == nil)
+        #expect(ByteCount.parse("99999999999999999G") == nil)
+    }
+}

@@ -1,0 +1,48 @@
+import EmojiArtSync
+import Testing
+
+func makeAsset(_ n: Int, size: Int) throws -> Asset {
+    let bytes = [UInt8](repeating: UInt8(n & 0xFF), count: size)
+    return Asset(key: try AssetKey(feedURL: "/gallery/image?\(n)"), bytes: bytes, sha256: Asset.digest(bytes), width: 1, height: 1)
+}
+
+@Suite struct MemoryCacheTests {
+    @Test func evictsLeastRecentlyUsedFirstAndStaysWithinItsBound() throws {
+        var cache = MemoryCache(byteLimit: 300)
+        cache.insert(try makeAsset(1, size: 100))
+        cache.insert(try makeAsset(2, size: 100))
+        cache.insert(try makeAsset(3, size: 100))
+        _ = cache.get(try AssetKey(feedURL: "/gallery/image?1"))  // 1 is now the most recent
+        cache.insert(try makeAsset(4, size: 100))                  // evicts 2
+        #expect(cache.totalBytes == 300)
+        #expect(cache.contains(try AssetKey(feedURL: "/gallery/image?1")))
+        #expect(!cache.contains(try AssetKey(feedURL: "/gallery/image?2")))
+        #expect(cache.contains(try AssetKey(feedURL: "/gallery/image?4")))
+    }
+
+    @Test func anAssetLargerThanTheLimitIsNotKept() throws {
+        var cache = MemoryCache(byteLimit: 50)
+        cache.insert(try makeAsset(1, size: 51))
+        #expect(cache.count == 0 && cache.totalBytes == 0)
+    }
+
+    @Test func replacingAnEntryKeepsTheByteCountRight() throws {
+        var cache = MemoryCache(byteLimit: 1000)
+        cache.insert(try makeAsset(1, size: 100))
+        cache.insert(try makeAsset(1, size: 300))
+        #expect(cache.totalBytes == 300 && cache.count == 1)
+        #expect(cache.removeAll() == (entries: 1, bytes: 300))
+        #expect(cache.totalBytes == 0)
+    }
+}
+
+@Suite struct RetryPolicyTests {
+    @Test func doublesUpToTheCap() {
+        let policy = RetryPolicy(base: .seconds(2), cap: .seconds(300), jitter: 0.2)
+        #expect(policy.delay(afterAttempt: 1, random: 0) == .seconds(2))
+        #expect(policy.delay(afterAttempt: 2, random: 0) == .seconds(4))
+        #expect(policy.delay(afterAttempt: 9, random: 0) == .seconds(300))
+        #expect(policy.delay(afterAttempt: 1000, random: 0) == .seconds(300))
+        #expect(policy.delay(afterAttempt: 1, random: 1) == .seconds(1.6))
+    }
+}

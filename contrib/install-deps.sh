@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages emojiart-sync builds against, when they are missing:
+# libcurl4-openssl-dev (HTTP), libpng-dev (PNG, pulls zlib1g-dev) and pkg-config (how SwiftPM finds them).
+set -euo pipefail
+needed=()
+for pkg in libcurl4-openssl-dev libpng-dev pkg-config; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || needed+=("$pkg")
+done
+if [ "${#needed[@]}" -eq 0 ]; then
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${needed[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${needed[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${needed[@]}"
