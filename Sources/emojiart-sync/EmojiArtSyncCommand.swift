@@ -1,28 +1,69 @@
 import ArgumentParser
 import EmojiArtSync
 
-/// `emojiart-sync`: the command-line front end. Parses arguments and hands them to the library.
+/// The command-line front end. `emojiart-sync status ...` and `emojiart-sync purge ...` talk to a running
+/// agent; anything else is a sync run. They are two parsers because a run's options (`--dir`, ...) would
+/// otherwise swallow the subcommands' options of the same name.
 @main
+enum Main {
+    static func main() async {
+        if let first = CommandLine.arguments.dropFirst().first, ControlCommand.names.contains(first) {
+            await ControlCommand.main()
+        } else {
+            await EmojiArtSyncCommand.main()
+        }
+    }
+}
+
+/// `emojiart-sync --dir DIR ...`: a sync run (the agent, or one pass with `--once`).
 struct EmojiArtSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emojiart-sync",
         abstract: "Keep a directory in sync with an EmojiArt gallery.",
+        usage: """
+            emojiart-sync --dir <dir> [--server <url>] [--once] [<options>]
+            emojiart-sync status --dir <dir> [--json]
+            emojiart-sync purge memory|disk --dir <dir>
+            """,
         discussion: """
             Mirrors the gallery's feed (GET /gallery/images) into DIR, one PNG per asset URL, named by the \
             book's mapping (/gallery/image?3 -> gallery_image_3.png). Assets come from memory, then disk \
             (verified against the manifest's SHA-256), then the network (accepted only if the bytes are a \
             valid PNG). The agent's own state lives in DIR/.emojiart-sync/; files it did not write are never \
-            modified, moved or deleted.
+            modified, moved or deleted. Without --once it keeps running: it watches DIR with inotify and \
+            repairs its files at once, polls the feed every --interval seconds, and answers signals.
+
+            SIGNALS
+              SIGUSR1  purge the memory cache
+              SIGUSR2  purge the disk cache (the agent's own files only), then fetch everything again
+              SIGHUP   re-read the feed, rescan DIR, reopen the log file
+              SIGTERM, SIGINT  stop gracefully (exit 0); a second one exits at once
 
             EXIT STATUS
-              0   every asset in the feed is on disk and valid
-              1   fatal: gallery unreachable, feed unreadable, or DIR unusable
-              2   partial: some assets could not be had (their keys are in the log and on stderr)
+              0   --once: every asset in the feed is on disk and valid; agent: stopped on request
+              1   fatal: gallery unreachable (--once), feed unreadable, DIR unusable or gone
+              2   --once: partial, some assets could not be had (their keys are in the log and on stderr)
               3   another agent already runs on DIR
               64  usage error
             """,
+        version: EmojiArtSyncVersion.current
+    )
+
+    @OptionGroup var options: RunOptions
+
+    func run() async throws {
+        try await RunCommand.run(options)
+    }
+}
+
+/// `emojiart-sync status|purge ...`: commands that talk to the agent running on a directory.
+struct ControlCommand: AsyncParsableCommand {
+    static let names: Set<String> = ["status", "purge"]
+
+    static let configuration = CommandConfiguration(
+        commandName: "emojiart-sync",
+        abstract: "Talk to the agent running on a directory.",
         version: EmojiArtSyncVersion.current,
-        subcommands: [RunCommand.self],
-        defaultSubcommand: RunCommand.self
+        subcommands: [StatusCommand.self, PurgeCommand.self]
     )
 }

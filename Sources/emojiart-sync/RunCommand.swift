@@ -10,21 +10,22 @@ import Glibc
 
 extension PNGVerification: ExpressibleByArgument {}
 
-/// `emojiart-sync [run] --dir DIR ...`: the sync itself.
-struct RunCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "run",
-        abstract: "Sync DIR with the gallery (the default subcommand)."
-    )
-
+/// The options of a sync run: `emojiart-sync --dir DIR [--once] ...`.
+struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The directory to keep in sync (created if missing).", valueName: "dir"))
-    var dir: String
+    var dir: String?
 
     @Option(name: .long, help: ArgumentHelp("The gallery's origin.", valueName: "url"))
     var server: String = "http://localhost:8080"
 
     @Flag(name: .long, help: "Sync once, then exit with a status that says how complete DIR is.")
     var once = false
+
+    @Option(name: .long, help: ArgumentHelp("Seconds between feed polls (jittered by 10%).", valueName: "seconds"))
+    var interval: Int = 60
+
+    @Option(name: .long, help: ArgumentHelp("Refuse a poll that would delete more than this percentage of the agent's files, or finds an empty feed (100 = allow).", valueName: "percent"))
+    var maxDelete: Int = 50
 
     @Option(name: .long, help: ArgumentHelp("Transfers at once.", valueName: "n"))
     var concurrency: Int = 8
@@ -51,6 +52,9 @@ struct RunCommand: AsyncParsableCommand {
     var quiet = false
 
     func validate() throws {
+        guard let dir, !dir.isEmpty else { throw ValidationError("missing --dir DIR: the directory to keep in sync") }
+        guard interval >= 1 && interval <= 86_400 else { throw ValidationError("--interval must be 1...86400 seconds") }
+        guard maxDelete >= 0 && maxDelete <= 100 else { throw ValidationError("--max-delete must be 0...100") }
         guard concurrency >= 1 && concurrency <= 256 else { throw ValidationError("--concurrency must be 1...256") }
         guard ByteCount.parse(memoryLimit) != nil else { throw ValidationError("--memory-limit: cannot read \"\(memoryLimit)\" as a size") }
         guard let body = ByteCount.parse(maxBodySize), body > 0 else { throw ValidationError("--max-body-size: cannot read \"\(maxBodySize)\" as a size") }
@@ -61,13 +65,10 @@ struct RunCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("--server: \(error)")
         }
-        guard once else {
-            throw ValidationError("this build syncs with --once only; the background agent is not in this version")
-        }
     }
 
-    func run() async throws {
-        var configuration = AgentConfiguration(directory: SyncDirectory(dir))
+    func configuration() throws -> AgentConfiguration {
+        var configuration = AgentConfiguration(directory: SyncDirectory(dir!))
         configuration.server = try ServerAddress(server)
         configuration.concurrency = concurrency
         configuration.memoryLimit = ByteCount.parse(memoryLimit)!
@@ -77,14 +78,36 @@ struct RunCommand: AsyncParsableCommand {
         configuration.logFile = logFile
         configuration.logLevel = Logger.Level(rawValue: logLevel)!
         configuration.logToStandardError = !quiet
+        configuration.pollInterval = .seconds(interval)
+        configuration.maxDeletePercent = maxDelete
+        return configuration
+    }
+}
 
+/// Runs the agent the options describe: one pass with `--once`, the background agent otherwise.
+enum RunCommand {
+    static func run(_ options: RunOptions) async throws {
+        let configuration = try options.configuration()
         let agent: SyncAgent
         do {
             agent = try await SyncAgent(configuration: configuration)
+        } catch let error as SyncError where error.code == .locked {
+            printError("emojiart-sync: \(error)")
+            throw ExitCode(ExitStatus.locked.rawValue)
         } catch {
             printError("emojiart-sync: \(error)")
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
+        if options.once {
+            try await runOnce(agent)
+        } else {
+            let background = await BackgroundAgent(agent: agent)
+            let status = await background.run()
+            if status != .success { throw ExitCode(status.rawValue) }
+        }
+    }
+
+    static func runOnce(_ agent: SyncAgent) async throws {
         defer { agent.shutdown() }
         let report: SyncReport
         do {

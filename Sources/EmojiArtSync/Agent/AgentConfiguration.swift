@@ -24,6 +24,17 @@ public struct AgentConfiguration: Sendable {
     /// Also log to stderr.
     public var logToStandardError = true
 
+    /// Seconds between feed polls in the background agent, before jitter (±10%).
+    public var pollInterval: Duration = .seconds(60)
+    /// A poll that would delete more than this percentage of the agent's files (or finds an empty feed
+    /// while the agent has files) deletes nothing until the user raises it: the guard against a broken
+    /// gallery wiping the mirror. 100 turns the guard off.
+    public var maxDeletePercent = 50
+    /// How often to rescan when inotify cannot be used (watch or instance limit reached).
+    public var fallbackRescanInterval: Duration = .seconds(30)
+    /// How long a graceful stop may take before the agent gives up waiting for in-flight work.
+    public var stopTimeout: Duration = .milliseconds(1500)
+
     public init(directory: SyncDirectory) {
         self.directory = directory
     }

@@ -29,6 +29,8 @@ public final class ImageDatabase {
     /// The ledger and index. Saved by `flushManifest()`.
     public private(set) var manifest = Manifest()
     private var manifestDirty = false
+    /// Fingerprints of owned files as last written or verified: an unchanged fingerprint needs no re-hash.
+    private var fingerprints: [String: FileFingerprint] = [:]
 
     public private(set) var diskHits = 0
     public private(set) var networkFetches = 0
@@ -143,8 +145,12 @@ public final class ImageDatabase {
         // Reentrancy: a purge or another write may have changed the record while we read.
         guard manifest.files[name] == entry else { return .notStored }
         switch verdict {
-        case .success(let asset): return .hit(asset)
-        case .failure(let reason): return .damaged(reason)
+        case .success(let asset):
+            fingerprints[name] = FileFingerprint.of(path)
+            return .hit(asset)
+        case .failure(let reason):
+            fingerprints[name] = nil
+            return .damaged(reason)
         }
     }
 
@@ -194,6 +200,7 @@ public final class ImageDatabase {
         switch try storage.install(temporaryFile: temporary, as: name, replacing: replacing) {
         case .installed:
             manifest.files[name] = Manifest.Entry(key: asset.key.rawValue, size: asset.bytes.count, sha256: asset.sha256)
+            fingerprints[name] = FileFingerprint.of(path)
             manifestDirty = true
         case .occupied:
             try await adoptOrRefuse(asset, name: name, path: path)
@@ -206,6 +213,7 @@ public final class ImageDatabase {
             throw conflict(asset.key, path: path, what: "a file the agent did not write")
         }
         manifest.files[name] = Manifest.Entry(key: asset.key.rawValue, size: asset.bytes.count, sha256: asset.sha256)
+        fingerprints[name] = FileFingerprint.of(path)
         manifestDirty = true
         logger.info("adopted identical file", metadata: [
             "event": "adopt", "key": .string(asset.key.rawValue), "file": .string(name),
@@ -239,6 +247,90 @@ public final class ImageDatabase {
             manifestDirty = true
             throw error
         }
+    }
+
+    /// Counts a repair started from outside (the keeper's watcher-driven repairs).
+    public func noteRepair() {
+        repairs += 1
+    }
+
+    // MARK: - Checking and removing owned files
+
+    /// The state of an owned file, as a watcher or a rescan needs it.
+    public enum FileCheck: Sendable, Equatable {
+        /// Not a file the agent owns (the user's, or unknown): nothing to do.
+        case notOwned
+        case intact
+        case damaged(DamageReason)
+    }
+
+    /// Checks the file `name` against the manifest: a cheap `lstat` when its fingerprint is the one recorded,
+    /// a hash off the actor otherwise.
+    public func check(fileNamed name: String) async -> FileCheck {
+        guard let entry = manifest.files[name], let key = try? AssetKey(feedURL: entry.key) else { return .notOwned }
+        let path = directory.path(ofAsset: name)
+        switch storage.state(of: name) {
+        case .absent: return .damaged(.missing)
+        case .symbolicLink, .other: return .damaged(.corrupt)
+        case .regular(let size) where size != entry.size: return .damaged(.corrupt)
+        case .regular: break
+        }
+        let fingerprint = FileFingerprint.of(path)
+        if let fingerprint, fingerprints[name] == fingerprint { return .intact }
+        let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
+        guard manifest.files[name] == entry else { return .notOwned }  // changed while we hashed
+        switch verdict {
+        case .success:
+            fingerprints[name] = fingerprint
+            return .intact
+        case .failure(let reason):
+            fingerprints[name] = nil
+            return .damaged(reason)
+        }
+    }
+
+    /// The key recorded for file `name`, if the agent owns it.
+    public func ownedKey(forFileNamed name: String) -> AssetKey? {
+        manifest.files[name].flatMap { try? AssetKey(feedURL: $0.key) }
+    }
+
+    /// Every key the agent owns a file for.
+    public var ownedKeys: [AssetKey] {
+        manifest.files.values.compactMap { try? AssetKey(feedURL: $0.key) }.sorted()
+    }
+
+    /// Removes the agent's file for `key` (only if its bytes are still what the agent wrote) and forgets it.
+    /// A file changed by someone else is left in place and simply stops being the agent's.
+    @discardableResult
+    public func removeOwnedFile(for key: AssetKey) async throws(SyncError) -> Int {
+        let name = AssetFileName.name(for: key)
+        guard let entry = manifest.files[name], entry.key == key.rawValue else { return 0 }
+        let removable = await check(fileNamed: name) == .intact
+        guard manifest.files[name] == entry else { return 0 }
+        manifest.files[name] = nil
+        fingerprints[name] = nil
+        manifestDirty = true
+        if removable, try storage.remove(name) { return entry.size }
+        return 0
+    }
+
+    /// The book's `clear()`: removes every file the agent wrote (those still intact), empties the index.
+    /// Returns how many files and bytes were removed.
+    public func clear() async throws(SyncError) -> (files: Int, bytes: Int) {
+        var files = 0
+        var bytes = 0
+        for key in ownedKeys {
+            let removed = try await removeOwnedFile(for: key)
+            if removed > 0 {
+                files += 1
+                bytes += removed
+            }
+        }
+        manifest.files.removeAll()
+        fingerprints.removeAll()
+        manifestDirty = true
+        try await flushManifest()
+        return (files, bytes)
     }
 
     // MARK: - Logging

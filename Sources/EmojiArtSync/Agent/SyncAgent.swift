@@ -7,17 +7,26 @@ import Logging
 public final class SyncAgent: Sendable {
     public let configuration: AgentConfiguration
     public let logger: Logger
+    /// The log file; `SIGHUP` reopens it.
+    public let logSink: LogSink
     public let client: CurlHTTPClient
     public let fetcher: AssetFetcher
     public let loader: ImageLoader
     public let database: ImageDatabase
     public let engine: SyncEngine
+    /// Held for the agent's lifetime: one agent per directory.
+    public let lock: DirectoryLock
 
-    /// Builds the agent and prepares DIR (creating it when missing). Throws a `SyncError` a person can act on.
+    /// Builds the agent: prepares DIR (creating it when missing), takes its lock, removes temporary files a
+    /// crashed run left behind, loads the manifest. Throws a `SyncError` a person can act on (`.locked` when
+    /// another agent runs on DIR).
     public init(configuration: AgentConfiguration) async throws {
         self.configuration = configuration
         try configuration.directory.prepare()
+        self.lock = try DirectoryLock.acquire(path: configuration.directory.lockPath)
+        configuration.directory.removeStaleTemporaryFiles()
         let sink = try LogSink(path: configuration.effectiveLogFile, alsoStandardError: configuration.logToStandardError)
+        self.logSink = sink
         var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logLevel) }
         logger.logLevel = configuration.logLevel
         self.logger = logger
@@ -43,8 +52,10 @@ public final class SyncAgent: Sendable {
         try await engine.syncOnce()
     }
 
-    /// Stops the HTTP client's thread. Idempotent.
+    /// Stops the HTTP client's thread, removes temporary files, releases the lock. Idempotent.
     public func shutdown() {
         client.shutdown()
+        configuration.directory.removeStaleTemporaryFiles()
+        lock.release()
     }
 }

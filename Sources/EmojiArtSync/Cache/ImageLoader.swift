@@ -131,6 +131,15 @@ public actor ImageLoader {
         failures.removeAll()
     }
 
+    /// Keys whose remembered failure has reached its retry time.
+    public func keysDueForRetry() -> [AssetKey] {
+        let current = now()
+        return failures.filter { $0.value.retryAt <= current }.map(\.key).sorted()
+    }
+
+    /// The earliest retry time among remembered failures.
+    public var nextRetryAt: ContinuousClock.Instant? { failures.values.map(\.retryAt).min() }
+
     public var cachedEntries: Int { memory.count }
     public var cachedBytes: Int { memory.totalBytes }
     public var failingKeys: [AssetKey] { failures.keys.sorted() }

@@ -32,13 +32,17 @@ public struct SyncDirectory: Sendable, Equatable {
     /// The path of an asset file.
     public func path(ofAsset name: String) -> String { root + "/" + name }
 
-    /// Creates `DIR` and the state directories when missing, removes temporary files a crashed run left
-    /// behind, and proves the directory is writable. Throws a `SyncError` naming the path and the errno.
+    /// Creates `DIR` (and missing parents) and the state directories, and proves the directory is writable.
+    /// Throws a `SyncError` naming the path and the errno. Stale temporary files are removed separately,
+    /// once the caller holds the directory lock (they could be another agent's work in progress otherwise).
     public func prepare() throws(SyncError) {
-        try Self.makeDirectory(root, mode: 0o755)
+        do {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        } catch {
+            try Self.makeDirectory(root, mode: 0o755)  // reports the errno and path precisely
+        }
         try Self.makeDirectory(stateDirectory, mode: 0o755)
         try Self.makeDirectory(temporaryDirectory, mode: 0o700)
-        removeStaleTemporaryFiles()
         let probe = temporaryDirectory + "/.probe-\(getpid())"
         let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 {

@@ -1,0 +1,243 @@
+import CurlHTTP
+import Foundation
+import Logging
+import Synchronization
+import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent a user starts once and forgets: an initial full pass, then it watches DIR with inotify,
+/// polls the feed every interval (and on `SIGHUP`), retries failures when due, answers signals, and
+/// publishes its status, until `SIGTERM`/`SIGINT` (or `stop()`).
+///
+/// Signals, as the man page documents them:
+/// - `SIGUSR1` purges the memory cache; `SIGUSR2` purges the disk cache (the agent's files only) and re-fetches;
+/// - `SIGHUP` re-reads the feed, rescans DIR and reopens the log file;
+/// - `SIGTERM`/`SIGINT` stop gracefully (exit 0 within about two seconds); a second one exits at once.
+///
+/// Structure: one task group of loops that each await something (signals, watcher events, a 250 ms tick)
+/// and hand the work to the `MirrorKeeper` on the `SyncActor`. Blocking C work (inotify reads, curl) runs on
+/// threads of its own inside the watcher and the HTTP client.
+public final class BackgroundAgent: Sendable {
+    public let agent: SyncAgent
+    public let keeper: MirrorKeeper
+    private let startedAt = Date()
+    private let stopRequested = Atomic<Bool>(false)
+    private let stopSignal: AsyncStream<Void>.Continuation
+    private let stopStream: AsyncStream<Void>
+    private let watching = Mutex<String>("inotify")
+    private let fatal = Mutex<SyncError?>(nil)
+    /// The lock taken on a recreated DIR (the original lock file went with the old one).
+    private let replacementLock = Mutex<DirectoryLock?>(nil)
+
+    public init(agent: SyncAgent) async {
+        self.agent = agent
+        self.keeper = await MirrorKeeper(
+            database: agent.database, fetcher: agent.fetcher, loader: agent.loader,
+            configuration: agent.configuration, logger: agent.logger)
+        (stopStream, stopSignal) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    private var logger: Logger { agent.logger }
+    private var directory: SyncDirectory { agent.configuration.directory }
+
+    /// Asks the agent to stop gracefully (what `SIGTERM` does).
+    public func stop() {
+        if !stopRequested.exchange(true, ordering: .acquiringAndReleasing) {
+            stopSignal.yield()
+            stopSignal.finish()
+        }
+    }
+
+    /// Runs until stopped. Returns `.success` after a graceful stop, `.fatal` when DIR vanished and could not
+    /// be recreated.
+    public func run(handleSignals: Bool = true) async -> ExitStatus {
+        logger.info("agent started", metadata: [
+            "event": "start", "pid": .stringConvertible(getpid()), "dir": .string(directory.root),
+            "server": .string(agent.configuration.server.origin),
+            "interval": .string(agent.configuration.pollInterval.secondsText),
+        ])
+        await withTaskGroup(of: Void.self) { group in
+            if handleSignals {
+                group.addTask { await self.signalLoop() }
+            }
+            group.addTask { await self.watchLoop() }
+            group.addTask { await self.tickLoop() }
+            group.addTask { await self.statusLoop() }
+            for await _ in stopStream {}
+            group.cancelAll()
+            // In-flight transfers belong to unstructured loads; failing them ends those loads promptly.
+            agent.client.shutdown()
+        }
+        return await finish()
+    }
+
+    private func finish() async -> ExitStatus {
+        try? await agent.database.flushManifest()
+        let removed = directory.removeStaleTemporaryFiles()
+        var status = await currentStatus()
+        status.state = "stopped"
+        try? status.write(to: directory.statusPath)
+        let failure = fatal.withLock { $0 }
+        logger.info("agent stopped", metadata: [
+            "event": "stop", "temporary_files_removed": .stringConvertible(removed),
+            "result": .string(failure == nil ? "ok" : "fatal"),
+        ])
+        agent.shutdown()
+        replacementLock.withLock { $0?.release() }
+        return failure == nil ? .success : .fatal
+    }
+
+    private func fail(_ error: SyncError) {
+        fatal.withLock { $0 = error }
+        logger.critical("stopping", metadata: ["event": "fatal", "error": .string(error.message)])
+        stop()
+    }
+
+    // MARK: - Loops
+
+    private func signalLoop() async {
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup, .sigusr1, .sigusr2)
+        for await signal in signals {
+            switch signal {
+            case .sigterm, .sigint:
+                if stopRequested.load(ordering: .acquiring) {
+                    logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
+                    _exit(signal == .sigint ? 130 : 143)
+                }
+                logger.info("stopping", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])
+                stop()
+            case .sighup:
+                logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
+                agent.logSink.reopen()
+                await keeper.pollNow()
+                await keeper.rescanAll()
+            case .sigusr1:
+                logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])
+                _ = await keeper.purgeMemory()
+            case .sigusr2:
+                logger.info("purging disk cache", metadata: ["event": "signal", "signal": "SIGUSR2", "action": "purge disk"])
+                Task { _ = await self.keeper.purgeDisk() }
+            default:
+                break
+            }
+            if Task.isCancelled { return }
+        }
+    }
+
+    /// Watches DIR; when the watch ends because DIR was deleted or moved, recreates DIR and watches again.
+    /// When inotify cannot be used at all, falls back to periodic rescans (the tick loop does them).
+    private func watchLoop() async {
+        var restarts = 0
+        while !Task.isCancelled {
+            let watcher: DirectoryWatcher
+            do {
+                watcher = try DirectoryWatcher(path: directory.root)
+            } catch {
+                if error.kind == .instanceLimit || error.kind == .watchLimit {
+                    watching.withLock { $0 = "polling" }
+                    logger.error("inotify unavailable, falling back to periodic rescans", metadata: [
+                        "event": "watch", "result": "fallback", "error": .string(error.message),
+                        "rescan_every": .string(agent.configuration.fallbackRescanInterval.secondsText),
+                    ])
+                    return
+                }
+                fail(SyncError(.system, "cannot watch \(directory.root): \(error)", path: directory.root))
+                return
+            }
+            watching.withLock { $0 = "inotify" }
+            await withTaskCancellationHandler {
+                for await batch in watcher.events {
+                    await handle(batch)
+                }
+            } onCancel: {
+                watcher.stop()
+            }
+            watcher.stop()
+            if Task.isCancelled { return }
+            // The watch ended on its own: DIR was deleted, moved away or unmounted.
+            restarts += 1
+            logger.warning("directory gone, recreating it", metadata: ["event": "watch", "result": "dir_gone", "dir": .string(directory.root)])
+            do {
+                try directory.prepare()
+                let lock = try DirectoryLock.acquire(path: directory.lockPath)
+                replacementLock.withLock { $0 = lock }
+                await keeper.rescanAll()
+                await keeper.pollNow()
+            } catch {
+                fail(SyncError(.system, "\(directory.root) disappeared and cannot be recreated: \(error)", path: directory.root))
+                return
+            }
+            if restarts > 1 {
+                try? await Task.sleep(for: .milliseconds(min(5000, 100 * (1 << min(restarts, 6)))))
+            }
+        }
+    }
+
+    private func handle(_ batch: [WatchEvent]) async {
+        var names: [String] = []
+        var rescan = false
+        for event in batch {
+            if event.mask.contains(.queueOverflow) {
+                rescan = true
+            } else if let name = event.name, !name.hasPrefix(".") {
+                names.append(name)
+            }
+        }
+        if rescan {
+            logger.warning("inotify queue overflowed, rescanning", metadata: ["event": "watch", "result": "overflow"])
+            await keeper.rescanAll()
+        }
+        await keeper.noteChanged(fileNames: names)
+        await keeper.checkPending()
+    }
+
+    /// Every 250 ms: poll when due, retry due failures, run the fallback rescan, process queued checks.
+    private func tickLoop() async {
+        var lastRescan = ContinuousClock.now
+        while !Task.isCancelled {
+            if await keeper.pollIsDue {
+                await keeper.poll()
+            }
+            await keeper.retryDueFailures()
+            if watching.withLock({ $0 }) == "polling",
+                lastRescan.duration(to: .now) >= agent.configuration.fallbackRescanInterval
+            {
+                lastRescan = .now
+                await keeper.rescanAll()
+            }
+            if await keeper.hasPendingChecks {
+                await keeper.checkPending()
+            }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// Publishes `status.json` when something changed, at most four times a second.
+    private func statusLoop() async {
+        var last: AgentStatus?
+        while !Task.isCancelled {
+            var status = await currentStatus()
+            var comparable = status
+            comparable.updatedAt = last?.updatedAt ?? status.updatedAt
+            if comparable != last {
+                status.updatedAt = Date()
+                do {
+                    try status.write(to: directory.statusPath)
+                    last = status
+                } catch {
+                    logger.warning("cannot write status", metadata: ["event": "status", "error": .string(String(describing: error))])
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    private func currentStatus() async -> AgentStatus {
+        var base = AgentStatus(pid: getpid(), startedAt: startedAt, directory: directory.root, server: agent.configuration.server.origin)
+        base.watching = watching.withLock { $0 }
+        return await keeper.status(base: base)
+    }
+}

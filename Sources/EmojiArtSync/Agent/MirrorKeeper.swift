@@ -1,0 +1,271 @@
+import Foundation
+import Logging
+
+/// Keeps DIR true to the gallery while the background agent runs: polls the feed, fetches new items,
+/// removes the agent's copies of items gone from the feed (behind a mass-deletion guard), checks files the
+/// watcher reports and repairs the agent's damaged or missing ones, retries failures when due, and purges.
+///
+/// Lives in the `SyncActor` silo with the `ImageDatabase` it drives: its state (the current feed, pending
+/// checks, poll timing) only ever changes together with the database's. Every method may suspend; after each
+/// `await` it re-reads what it needs rather than trusting what it saw before.
+@SyncActor
+public final class MirrorKeeper {
+    private let database: ImageDatabase
+    private let fetcher: AssetFetcher
+    private let loader: ImageLoader
+    private let configuration: AgentConfiguration
+    private let logger: Logger
+
+    /// Distinct keys of the last feed that was accepted.
+    public private(set) var feedKeys: [AssetKey] = []
+    private var haveFeed = false
+    private var nextPollAt: ContinuousClock.Instant = .now
+    private var feedFailures = 0
+    private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
+
+    private var pendingChecks: Set<String> = []
+    private var checking = false
+    private var repairing: Set<AssetKey> = []
+    private var purgeSequence = 0
+
+    /// What `status` shows besides counters.
+    public private(set) var lastPoll: AgentStatus.Poll?
+    public private(set) var lastError: String?
+    public private(set) var lastPurge: AgentStatus.Purge?
+
+    public init(database: ImageDatabase, fetcher: AssetFetcher, loader: ImageLoader, configuration: AgentConfiguration, logger: Logger) {
+        self.database = database
+        self.fetcher = fetcher
+        self.loader = loader
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    // MARK: - Feed
+
+    /// Whether a poll is due (its time has come, or `pollNow()` asked for one).
+    public var pollIsDue: Bool { ContinuousClock.now >= nextPollAt }
+
+    /// Makes the next tick poll at once (`SIGHUP`).
+    public func pollNow() {
+        nextPollAt = .now
+    }
+
+    /// Fetches the feed and brings DIR in line with it. The first successful poll accesses every entry
+    /// (memory, disk or network, each logged); later ones fetch only what is not on disk.
+    public func poll() async {
+        let started = ContinuousClock.now
+        nextPollAt = started.advanced(by: .seconds(3600))  // no second poll while this one runs
+        let feed: GalleryFeed
+        do {
+            feed = try await fetcher.fetchFeed()
+        } catch {
+            feedFailures += 1
+            let delay = feedRetry.delay(afterAttempt: feedFailures)
+            nextPollAt = ContinuousClock.now.advanced(by: delay)
+            lastPoll = AgentStatus.Poll(at: Date(), result: "failed", detail: String(describing: error))
+            lastError = String(describing: error)
+            logger.warning("feed poll failed", metadata: [
+                "event": "poll", "result": "failed", "error": .string(String(describing: error)),
+                "attempt": .stringConvertible(feedFailures), "retry_in": .string(delay.secondsText),
+            ])
+            return
+        }
+        if feedFailures > 0 {
+            // The gallery is back: whatever failed while it was away is worth trying now, not at its backoff.
+            await loader.forgetFailures()
+        }
+        feedFailures = 0
+        for rejection in feed.rejections {
+            logger.warning("feed item refused", metadata: [
+                "event": "reject", "url": .string(rejection.url), "reason": .string(rejection.reason),
+            ])
+        }
+        let removal = await removeItemsGoneFromFeed(feed)
+        feedKeys = feed.uniqueKeys
+        let firstPoll = !haveFeed
+        haveFeed = true
+        if firstPoll {
+            await access(feed.entries)
+        } else {
+            var missing: [AssetKey] = []
+            for key in feed.uniqueKeys where !database.isStored(key) { missing.append(key) }
+            await refetch(missing.filter { !repairing.contains($0) }, reason: nil)
+        }
+        let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
+        nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
+        lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
+        logger.info("feed poll", metadata: [
+            "event": "poll", "result": .string(removal.refused ? "refused" : "ok"),
+            "entries": .stringConvertible(feed.entries.count), "unique": .stringConvertible(feed.uniqueKeys.count),
+            "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
+        ])
+        try? await database.flushManifest()
+    }
+
+    private func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
+        let keep = Set(feed.uniqueKeys)
+        let owned = database.ownedKeys
+        let gone = owned.filter { !keep.contains($0) }
+        guard !gone.isEmpty else { return (0, false, nil) }
+        let percent = owned.isEmpty ? 0 : gone.count * 100 / owned.count
+        if feed.uniqueKeys.isEmpty || percent > configuration.maxDeletePercent {
+            let why = feed.uniqueKeys.isEmpty ? "the feed is empty" : "\(percent)% > --max-delete \(configuration.maxDeletePercent)%"
+            let detail = "refusing to delete \(gone.count) of \(owned.count) files (\(why)); nothing deleted. If the gallery really dropped them, restart with --max-delete 100"
+            lastError = detail
+            logger.warning("mass deletion refused", metadata: [
+                "event": "delete_guard", "would_delete": .stringConvertible(gone.count), "owned": .stringConvertible(owned.count),
+                "reason": .string(why), "hint": "restart with --max-delete 100 to allow",
+            ])
+            return (0, true, detail)
+        }
+        var removed = 0
+        for key in gone {
+            do {
+                let bytes = try await database.removeOwnedFile(for: key)
+                removed += 1
+                logger.info("removed asset gone from feed", metadata: [
+                    "event": "remove", "key": .string(key.rawValue), "bytes": .stringConvertible(bytes),
+                ])
+            } catch {
+                lastError = String(describing: error)
+                logger.warning("cannot remove asset", metadata: ["event": "remove", "key": .string(key.rawValue), "error": .string(String(describing: error))])
+            }
+        }
+        return (removed, false, removed > 0 ? "removed \(removed) gone from the feed" : nil)
+    }
+
+    // MARK: - Accessing and repairing
+
+    /// Accesses feed entries like `--once` does (duplicates included, concurrently).
+    private func access(_ entries: [AssetKey]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for key in entries {
+                group.addTask { [database] in _ = try? await database.image(key) }
+            }
+        }
+    }
+
+    /// Fetches keys from the network and stores them; with a reason, each is logged as a repair first.
+    private func refetch(_ keys: [AssetKey], reason: ImageDatabase.DamageReason?) async {
+        let keys = keys.filter { !repairing.contains($0) }
+        guard !keys.isEmpty else { return }
+        repairing.formUnion(keys)
+        await withTaskGroup(of: Void.self) { group in
+            for key in keys {
+                if let reason {
+                    database.noteRepair()
+                    logger.info("re-fetching damaged asset", metadata: [
+                        "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
+                        "file": .string(AssetFileName.name(for: key)),
+                    ])
+                }
+                group.addTask { [database] in _ = try? await database.refetch(key) }
+            }
+        }
+        repairing.subtract(keys)
+        try? await database.flushManifest()
+    }
+
+    /// Queues files for a check (names from inotify events); `checkPending()` processes them.
+    public func noteChanged(fileNames: some Sequence<String>) {
+        pendingChecks.formUnion(fileNames)
+    }
+
+    /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated).
+    public func rescanAll() {
+        for key in database.ownedKeys { pendingChecks.insert(AssetFileName.name(for: key)) }
+    }
+
+    public var hasPendingChecks: Bool { !pendingChecks.isEmpty }
+
+    /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
+    /// pass loops until the queue is empty, so a burst of events costs a few passes, not one per event.
+    public func checkPending() async {
+        guard !checking else { return }
+        checking = true
+        defer { checking = false }
+        while !pendingChecks.isEmpty {
+            let names = pendingChecks
+            pendingChecks.removeAll()
+            var missing: [AssetKey] = []
+            var corrupt: [AssetKey] = []
+            for name in names.sorted() {
+                guard let key = database.ownedKey(forFileNamed: name), !repairing.contains(key) else { continue }
+                switch await database.check(fileNamed: name) {
+                case .damaged(.missing): missing.append(key)
+                case .damaged(.corrupt): corrupt.append(key)
+                case .intact, .notOwned: break
+                }
+            }
+            async let missingDone: Void = refetch(missing, reason: .missing)
+            async let corruptDone: Void = refetch(corrupt, reason: .corrupt)
+            _ = await (missingDone, corruptDone)
+        }
+    }
+
+    /// Retries accesses whose remembered failure has reached its retry time.
+    public func retryDueFailures() async {
+        let due = await loader.keysDueForRetry()
+        let current = Set(feedKeys)
+        let keys = due.filter { current.contains($0) && !database.isStored($0) }
+        guard !keys.isEmpty else { return }
+        await refetch(keys, reason: nil)
+    }
+
+    // MARK: - Purging
+
+    /// `SIGUSR1`: drops the memory cache (the next accesses are disk hits).
+    public func purgeMemory() async -> AgentStatus.Purge {
+        let dropped = await loader.purge()
+        return recordPurge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes)
+    }
+
+    /// `SIGUSR2`: removes the agent's own files, empties the index and the memory cache, then fetches the
+    /// whole feed again (network hits). Files the agent did not write stay.
+    public func purgeDisk() async -> AgentStatus.Purge {
+        var removed = (files: 0, bytes: 0)
+        do {
+            removed = try await database.clear()
+        } catch {
+            lastError = String(describing: error)
+            logger.error("disk purge incomplete", metadata: ["event": "purge", "scope": "disk", "error": .string(String(describing: error))])
+        }
+        _ = await loader.purge()
+        let record = recordPurge(scope: "disk", entries: removed.files, bytes: removed.bytes)
+        await refetch(feedKeys, reason: nil)
+        return record
+    }
+
+    private func recordPurge(scope: String, entries: Int, bytes: Int) -> AgentStatus.Purge {
+        purgeSequence += 1
+        let record = AgentStatus.Purge(sequence: purgeSequence, scope: scope, entries: entries, bytes: bytes, at: Date())
+        lastPurge = record
+        logger.notice("purged", metadata: [
+            "event": "purge", "scope": .string(scope), "entries": .stringConvertible(entries), "bytes": .stringConvertible(bytes),
+        ])
+        return record
+    }
+
+    // MARK: - Status
+
+    /// A snapshot for `status.json`.
+    public func status(base: AgentStatus) async -> AgentStatus {
+        var status = base
+        status.assets.total = feedKeys.count
+        status.assets.ok = feedKeys.reduce(0) { $0 + (database.isStored($1) ? 1 : 0) }
+        status.assets.missing = status.assets.total - status.assets.ok
+        let failing = Set(await loader.failingKeys)
+        status.assets.failing = feedKeys.reduce(0) { $0 + (failing.contains($1) ? 1 : 0) }
+        status.hits.memory = await loader.memoryHits
+        status.hits.disk = database.diskHits
+        status.hits.network = database.networkFetches
+        status.repairs = database.repairs
+        status.bytesFetched = database.bytesFetched
+        status.memoryBytes = await loader.cachedBytes
+        status.lastPoll = lastPoll
+        status.lastError = lastError
+        status.lastPurge = lastPurge
+        return status
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import EmojiArtSync
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `emojiart-sync purge memory|disk --dir DIR`: asks the running agent to purge a cache, waits for it to
+/// publish the result, and prints it.
+struct PurgeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "purge",
+        abstract: "Ask the agent running on DIR to purge its memory or disk cache.",
+        discussion: """
+            memory sends SIGUSR1 (the next accesses are disk hits); disk sends SIGUSR2 (the agent removes its \
+            own files, never yours, and fetches everything again). Exits 0 once the agent reports the purge, \
+            1 when no agent runs on DIR or it does not answer within --timeout seconds.
+            """
+    )
+
+    enum Scope: String, ExpressibleByArgument, CaseIterable {
+        case memory, disk
+    }
+
+    @Argument(help: "memory or disk.")
+    var scope: Scope
+
+    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"))
+    var dir: String
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the agent's answer.", valueName: "seconds"))
+    var timeout: Int = 30
+
+    func run() async throws {
+        let directory = SyncDirectory(dir)
+        guard let pid = DirectoryLock.holder(path: directory.lockPath) else {
+            printError("emojiart-sync: no agent runs on \(directory.root); nothing to purge")
+            throw ExitCode(ExitStatus.fatal.rawValue)
+        }
+        let before = (try? AgentStatus.read(from: directory.statusPath))?.lastPurge?.sequence ?? 0
+        guard kill(pid, scope == .memory ? SIGUSR1 : SIGUSR2) == 0 else {
+            printError("emojiart-sync: cannot signal PID \(pid): \(String(cString: strerror(errno)))")
+            throw ExitCode(ExitStatus.fatal.rawValue)
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(timeout))
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            if let status = try? AgentStatus.read(from: directory.statusPath), status.pid == pid,
+                let purge = status.lastPurge, purge.sequence > before, purge.scope == scope.rawValue
+            {
+                let what = scope == .memory ? "entries" : "files"
+                print("purged \(scope.rawValue): \(purge.entries) \(what), \(ByteCount.format(purge.bytes)) (agent PID \(pid))")
+                return
+            }
+        }
+        printError("emojiart-sync: signalled PID \(pid), but it did not report the purge within \(timeout)s")
+        throw ExitCode(ExitStatus.fatal.rawValue)
+    }
+}
