@@ -110,7 +110,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EmojiArtSyncTests",
-            dependencies: ["EmojiArtSync", "EmojiArtGallery", "emojiart-sync", "emojiart-gallery"],
+            dependencies: [
+                "EmojiArtSync", "EmojiArtGallery", "EmojiArtPNG", "emojiart-sync", "emojiart-gallery",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

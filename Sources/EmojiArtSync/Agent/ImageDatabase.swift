@@ -65,13 +65,15 @@ public final class ImageDatabase {
         manifest.files[AssetFileName.name(for: key)]?.key == key.rawValue
     }
 
-    /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line.
+    /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line. The line is
+    /// written where the work happened: by the access that read the disk or the network (before anyone
+    /// waiting on it resumes), or here for memory hits.
     public func image(_ key: AssetKey) async throws -> (Asset, Hit) {
         do {
             let (asset, hit) = try await loader.asset(for: key) { [self] in
                 try await self.loadBelowMemory(key)
             }
-            logAccess(key, hit: hit, asset: asset)
+            if hit == .memory { logAccess(key, hit: hit, asset: asset) }
             return (asset, hit)
         } catch {
             logFailure(key, error)
@@ -85,7 +87,7 @@ public final class ImageDatabase {
             let (asset, hit) = try await loader.reload(key) { [self] in
                 try await self.loadFromNetwork(key)
             }
-            logAccess(key, hit: hit, asset: asset)
+            if hit == .memory { logAccess(key, hit: hit, asset: asset) }
             return asset
         } catch {
             logFailure(key, error)
@@ -99,6 +101,7 @@ public final class ImageDatabase {
         switch await readFromDisk(key) {
         case .hit(let asset):
             diskHits += 1
+            logAccess(key, hit: .disk, asset: asset)
             return (asset, .disk)
         case .notStored:
             break
@@ -117,6 +120,7 @@ public final class ImageDatabase {
         networkFetches += 1
         bytesFetched += asset.bytes.count
         try await store(asset)
+        logAccess(key, hit: .network, asset: asset)
         return (asset, .network)
     }
 

@@ -75,10 +75,11 @@ public actor ImageLoader {
     }
 
     /// Loads `key` through `load` even if memory has it (a repair must hit the source), still de-duplicated
-    /// with any load in flight.
+    /// with any load in flight (joining one is a memory hit, as in `asset(for:load:)`).
     public func reload(_ key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
         if let running = inFlight[key] {
-            return try await running.task.value
+            memoryHits += 1
+            return (try await running.task.value.0, .memory)
         }
         memory.remove(key)
         return try await startLoad(for: key, load: load)

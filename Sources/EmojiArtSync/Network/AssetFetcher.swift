@@ -45,7 +45,7 @@ public struct AssetFetcher: Sendable {
         do {
             info = try PNGValidator.validate(body, level: verification)
         } catch {
-            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)\(Self.preview(of: body))")
+            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)")
         }
         return Asset(key: key, bytes: body, sha256: Asset.digest(body), width: info.width, height: info.height)
     }
@@ -60,14 +60,5 @@ public struct AssetFetcher: Sendable {
                 attempt += 1
             }
         }
-    }
-
-    /// A short printable excerpt of a body that was not a PNG (the gallery's JSON error, say).
-    static func preview(of body: [UInt8]) -> String {
-        guard !body.isEmpty else { return " (empty body)" }
-        let head = body.prefix(64)
-        guard head.allSatisfy({ $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || (0x20...0x7E).contains($0) }) else { return "" }
-        let text = String(decoding: head, as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
-        return "; body starts with \(text)\(body.count > 64 ? "..." : "")"
     }
 }

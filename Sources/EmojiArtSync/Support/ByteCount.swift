@@ -23,15 +23,16 @@ public enum ByteCount {
         return overflow ? nil : product
     }
 
-    /// `67108864` → `64 MiB`, for log lines and `--help` defaults.
+    /// `67108864` → `64.0 MiB`, `512` → `512 B`, for messages and `status`.
     public static func format(_ bytes: Int) -> String {
-        let units = ["B", "KiB", "MiB", "GiB"]
-        var value = Double(bytes)
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        guard bytes >= 1024 else { return "\(bytes) B" }
+        var value = Double(bytes) / 1024
         var unit = 0
-        while value >= 1024 && unit < units.count - 1 && value.truncatingRemainder(dividingBy: 1024) == 0 {
+        while value >= 1024 && unit < units.count - 1 {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : "\(Int(value)) \(units[unit])"
+        return String(format: "%.1f %@", value, units[unit])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -36,4 +37,12 @@ func readBytes(_ path: String) -> [UInt8]? {
 /// Writes bytes to a path, replacing what is there.
 func writeBytes(_ bytes: [UInt8], to path: String) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// A thread-safe counter for tests that count calls from concurrent tasks.
+final class Counter: Sendable {
+    private let storage = Atomic<Int>(0)
+    @discardableResult
+    func increment() -> Int { storage.add(1, ordering: .relaxed).newValue }
+    var value: Int { storage.load(ordering: .relaxed) }
 }

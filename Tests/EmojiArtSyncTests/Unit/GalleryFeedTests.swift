@@ -1,4 +1,6 @@
 import EmojiArtSync
+import Foundation
+import Logging
 import Testing
 
 @Suite struct GalleryFeedTests {

@@ -6,13 +6,13 @@ import Testing
 @Suite struct ImageLoaderTests {
     @Test func concurrentRequestsForOneKeyMakeOneLoad() async throws {
         let loader = ImageLoader(memoryLimit: 1 << 20)
-        let loads = Atomic<Int>(0)
+        let loads = Counter()
         let asset = try makeAsset(1, size: 10)
         let hits = await withTaskGroup(of: Hit.self) { group in
             for _ in 0..<50 {
                 group.addTask {
                     try! await loader.asset(for: asset.key) {
-                        loads.add(1, ordering: .relaxed)
+                        loads.increment()
                         try await Task.sleep(for: .milliseconds(50))
                         return (asset, .network)
                     }.1
@@ -20,7 +20,7 @@ import Testing
             }
             return await group.reduce(into: [Hit]()) { $0.append($1) }
         }
-        #expect(loads.load(ordering: .relaxed) == 1)
+        #expect(loads.value == 1)
         #expect(hits.filter { $0 == .network }.count == 1)
         #expect(hits.filter { $0 == .memory }.count == 49)
         #expect(await loader.memoryHits == 49)
@@ -32,31 +32,31 @@ import Testing
             memoryLimit: 1 << 20, retryPolicy: RetryPolicy(base: .seconds(10), cap: .seconds(10), jitter: 0),
             now: { clock.withLock { $0 } })
         let asset = try makeAsset(2, size: 10)
-        let attempts = Atomic<Int>(0)
+        let attempts = Counter()
         let load: ImageLoader.Load = {
-            let n = attempts.add(1, ordering: .relaxed).newValue
+            let n = attempts.increment()
             if n == 1 { throw SyncError(.server, "first attempt fails") }
             return (asset, .network)
         }
         await #expect(throws: SyncError.self) { try await loader.asset(for: asset.key, load: load) }
         await #expect(throws: ImageLoader.RememberedFailure.self) { try await loader.asset(for: asset.key, load: load) }
-        #expect(attempts.load(ordering: .relaxed) == 1)
+        #expect(attempts.value == 1)
         clock.withLock { $0 = $0.advanced(by: .seconds(11)) }
         let (loaded, hit) = try await loader.asset(for: asset.key, load: load)
         #expect(loaded == asset && hit == .network)
-        #expect(attempts.load(ordering: .relaxed) == 2)
+        #expect(attempts.value == 2)
     }
 
     @Test func purgeDropsMemorySoTheNextAccessLoadsAgain() async throws {
         let loader = ImageLoader(memoryLimit: 1 << 20)
         let asset = try makeAsset(3, size: 100)
-        let loads = Atomic<Int>(0)
-        let load: ImageLoader.Load = { loads.add(1, ordering: .relaxed); return (asset, .disk) }
+        let loads = Counter()
+        let load: ImageLoader.Load = { loads.increment(); return (asset, .disk) }
         _ = try await loader.asset(for: asset.key, load: load)
         #expect(try await loader.asset(for: asset.key, load: load).1 == .memory)
         let dropped = await loader.purge()
         #expect(dropped == (entries: 1, bytes: 100))
         #expect(try await loader.asset(for: asset.key, load: load).1 == .disk)
-        #expect(loads.load(ordering: .relaxed) == 2)
+        #expect(loads.value == 2)
     }
 }

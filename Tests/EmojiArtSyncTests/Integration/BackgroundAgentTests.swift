@@ -1,0 +1,147 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The background agent in process: real inotify on real files, the real gallery over HTTP.
+@Suite(.timeLimit(.minutes(3)))
+struct BackgroundAgentTests {
+    @Test func everyKindOfDamageIsRepairedAtOnceAndLogged() async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let dir = TemporaryDirectory("repair")
+        let agent = try await gallery.startAgent(dir: dir)
+        let outside = TemporaryDirectory("moved-away")
+
+        // 1 deleted, 2 truncated, 3 overwritten in place, 4 replaced by rename with another valid PNG,
+        // 5 moved away, 6 replaced by a symlink.
+        try FileManager.default.removeItem(atPath: dir.file("gallery_image_1.png"))
+        truncate(dir.file("gallery_image_2.png"), 10)
+        var bytes = try #require(readBytes(dir.file("gallery_image_3.png")))
+        bytes[bytes.count / 3] ^= 0x55
+        let fd = open(dir.file("gallery_image_3.png"), O_WRONLY)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        try writeBytes(gallery.server.imageBytes(7), to: dir.file("replacement.tmp"))
+        rename(dir.file("replacement.tmp"), dir.file("gallery_image_4.png"))
+        rename(dir.file("gallery_image_5.png"), outside.file("kept.png"))
+
+        let repaired = await eventually(timeout: .seconds(10)) { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } }
+        #expect(repaired)
+        #expect(readBytes(outside.file("kept.png")) == gallery.server.imageBytes(5), "a file moved away is the user's now")
+        let lines = logLines(dir.path)
+        for (n, reason) in [(1, "missing"), (2, "corrupt"), (3, "corrupt"), (4, "corrupt"), (5, "missing")] {
+            let key = "key=/gallery/image?\(n)"
+            let repair = lines.lastIndex { $0.contains("event=repair") && $0.contains("reason=\(reason)") && $0.contains(key) }
+            let network = lines.lastIndex { $0.contains("event=asset") && $0.contains("hit=network") && $0.contains(key) }
+            #expect(repair != nil, "no repair line for \(n)")
+            #expect(network != nil && repair! < network!, "repair of \(n) not followed by its hit=network line")
+        }
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
+    @Test func theAgentsOwnWritesNeverTriggerRepairs() async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let dir = TemporaryDirectory("noloop")
+        let agent = try await gallery.startAgent(dir: dir)
+        try await Task.sleep(for: .seconds(1))
+        #expect(gallery.server.imageRequestCount == 9)
+        #expect(!logLines(dir.path).contains { $0.contains("event=repair") })
+        // The user's own new files are not reported either.
+        try writeBytes(Array("hello".utf8), to: dir.file("notes.txt"))
+        try writeBytes(gallery.server.imageBytes(1), to: dir.file("my-copy.png"))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(gallery.server.imageRequestCount == 9)
+        #expect(!logLines(dir.path).contains { $0.contains("level=warning") || $0.contains("level=error") })
+        #expect(await agent.stop() == .success)
+        #expect(readBytes(dir.file("notes.txt")) == Array("hello".utf8))
+        await gallery.stop()
+    }
+
+    @Test func twoThousandAssetsDeletedAtOnceAllComeBack() async throws {
+        let gallery = try await GalleryFixture(count: 2300)
+        let dir = TemporaryDirectory("burst")
+        let agent = try await gallery.startAgent(dir: dir) { $0.concurrency = 16 }
+        let victims = Array(gallery.validNumbers.prefix(2000))
+        for n in victims { unlink(dir.file("gallery_image_\(n).png")) }
+        let back = await eventually(timeout: .seconds(120)) { victims.allSatisfy { gallery.isMirrored($0, in: dir) } }
+        #expect(back)
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
+    @Test func aGalleryDownAtStartIsSyncedSoonAfterItComesUp() async throws {
+        let probe = try await GalleryFixture(count: 3)
+        let port = Int(probe.baseURL.split(separator: ":").last!)!
+        await probe.stop()
+        let dir = TemporaryDirectory("down")
+        var configuration = try probe.configuration(dir: dir.path)
+        configuration.pollInterval = .seconds(3600)
+        let agent = try await RunningAgent(configuration)
+        try await Task.sleep(for: .seconds(2))
+        let gallery = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: port, count: 3))
+        _ = try await gallery.start()
+        let upAt = ContinuousClock.now
+        let synced = await eventually(timeout: .seconds(20)) {
+            (1...3).allSatisfy { readBytes(dir.file("gallery_image_\($0).png")) == gallery.imageBytes($0) }
+        }
+        #expect(synced)
+        #expect(ContinuousClock.now - upAt < .seconds(10))
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
+    @Test func anEmptyFeedOrAMassRemovalDeletesNothingUntilAllowed() async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let dir = TemporaryDirectory("guard")
+        let agent = try await gallery.startAgent(dir: dir)
+        gallery.server.setFaults(GalleryFaults(emptyFeed: true))
+        let polls = gallery.server.requestCount(path: "/gallery/images")
+        await agent.keeper.pollNow()
+        #expect(await eventually { gallery.server.requestCount(path: "/gallery/images") > polls })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect((1...9).allSatisfy { gallery.isMirrored($0, in: dir) })
+        #expect(logLines(dir.path).contains { $0.contains("event=delete_guard") && $0.contains("would_delete=9") })
+        #expect(await agent.stop() == .success)
+        let port = Int(gallery.baseURL.split(separator: ":").last!)!
+        await gallery.stop()
+
+        // The gallery comes back with 3 of its 9 items: 6 of 9 (66%) would go, over the default 50%.
+        let smaller = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: port, count: 3))
+        _ = try await smaller.start()
+        let guarded = try await RunningAgent({ var c = try gallery.configuration(dir: dir.path); c.pollInterval = .seconds(3600); return c }())
+        #expect(await eventually { logLines(dir.path).contains { $0.contains("event=delete_guard") && $0.contains("would_delete=6") } })
+        #expect((4...9).allSatisfy { FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) })
+        #expect(await guarded.stop() == .success)
+
+        // The user confirms with --max-delete 100: the six go, the user's file stays.
+        try writeBytes(Array("mine".utf8), to: dir.file("mine.txt"))
+        let allowed = try await RunningAgent({ var c = try gallery.configuration(dir: dir.path); c.maxDeletePercent = 100; c.pollInterval = .seconds(3600); return c }())
+        #expect(await eventually { (4...9).allSatisfy { !FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) } })
+        #expect((1...3).allSatisfy { FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) })
+        #expect(readBytes(dir.file("mine.txt")) == Array("mine".utf8))
+        #expect(await allowed.stop() == .success)
+        await smaller.stop()
+    }
+
+    @Test func aDeletedDirectoryIsRecreatedAndSyncedAgain() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let parent = TemporaryDirectory("gone-parent")
+        let dirPath = parent.file("emoji")
+        var configuration = try gallery.configuration(dir: dirPath)
+        configuration.pollInterval = .seconds(3600)
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually { (1...5).allSatisfy { FileManager.default.fileExists(atPath: dirPath + "/gallery_image_\($0).png") } })
+        try FileManager.default.removeItem(atPath: dirPath)
+        let back = await eventually(timeout: .seconds(15)) {
+            (1...5).allSatisfy { readBytes(dirPath + "/gallery_image_\($0).png") == gallery.server.imageBytes($0) }
+        }
+        #expect(back)
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+}

@@ -1,0 +1,128 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real binary: exit codes, signals, the lock, `status` and `purge`.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct CommandLineTests {
+    @Test func onceExitCodesMeanWhatTheManPageSays() async throws {
+        let out = TemporaryDirectory("cli-out")
+        let partial = try await GalleryFixture(count: 12)
+        let dir1 = TemporaryDirectory("cli-partial")
+        let run1 = try await AgentProcess.run(["--dir", dir1.path, "--server", partial.baseURL, "--once", "-q"], outputDirectory: out.path)
+        #expect(run1.status == ExitStatus.partial.rawValue)
+        #expect(run1.stderr.contains("/gallery/image?10"))
+        await partial.stop()
+
+        let complete = try await GalleryFixture(count: 9)
+        let dir2 = TemporaryDirectory("cli-complete")
+        let run2 = try await AgentProcess.run(["--dir", dir2.path, "--server", complete.baseURL, "--once"], outputDirectory: out.path)
+        #expect(run2.status == ExitStatus.success.rawValue, "\(run2.stderr)")
+        #expect(run2.stderr.contains("hit=network"), "log lines go to stderr too")
+        await complete.stop()
+
+        let dead = TemporaryDirectory("cli-dead")
+        let run3 = try await AgentProcess.run(["--dir", dead.path, "--server", complete.baseURL, "--once", "-q", "--retries", "0"], outputDirectory: out.path)
+        #expect(run3.status == ExitStatus.fatal.rawValue)
+        #expect(run3.stderr.contains("refused"), "\(run3.stderr)")
+
+        let usage = try await AgentProcess.run(["--dir", dead.path, "--concurrency", "0"], outputDirectory: out.path)
+        #expect(usage.status == ExitStatus.usage.rawValue)
+        let missing = try await AgentProcess.run(["--once"], outputDirectory: out.path)
+        #expect(missing.status == ExitStatus.usage.rawValue)
+        let help = try await AgentProcess.run(["--help"], outputDirectory: out.path)
+        #expect(help.status == 0 && help.stdout.contains("SIGUSR2") && help.stdout.contains("--max-delete"))
+    }
+
+    @Test func aSecondAgentOnTheSameDirectoryIsRefusedWithTheFirstOnesPID() async throws {
+        let gallery = try await GalleryFixture(count: 3)
+        let out = TemporaryDirectory("lock-out")
+        let dir = TemporaryDirectory("lock")
+        let first = try AgentProcess(["--dir", dir.path, "--server", gallery.baseURL, "-q"], outputDirectory: out.path)
+        #expect(await eventually { FileManager.default.fileExists(atPath: dir.file("gallery_image_3.png")) })
+        let second = try await AgentProcess.run(["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        #expect(second.status == ExitStatus.locked.rawValue)
+        #expect(second.stderr.contains("PID \(first.pid)"), "\(second.stderr)")
+        first.signal(SIGTERM)
+        #expect(await first.waitForExit() == 0)
+        await gallery.stop()
+    }
+
+    @Test func signalsDoWhatTheManPageSays() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let out = TemporaryDirectory("sig-out")
+        let dir = TemporaryDirectory("sig")
+        try writeBytes(Array("mine\n".utf8), to: dir.file("user-notes.txt"))
+        let agent = try AgentProcess(["--dir", dir.path, "--server", gallery.baseURL, "-q", "--interval", "3600"], outputDirectory: out.path)
+        defer { agent.signal(SIGKILL) }
+        let allThere = await eventually { (1...5).allSatisfy { FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) } }
+        #expect(allThere)
+        #expect(await eventually { (try? AgentStatus.read(from: dir.file(".emojiart-sync/status.json")))?.assets.ok == 5 })
+
+        // status, human and JSON.
+        let human = try await AgentProcess.run(["status", "--dir", dir.path], outputDirectory: out.path)
+        #expect(human.status == 0)
+        #expect(human.stdout.contains("PID \(agent.pid)") && human.stdout.contains("5 ok"), "\(human.stdout)")
+        let json = try await AgentProcess.run(["status", "--dir", dir.path, "--json"], outputDirectory: out.path)
+        let parsed = try AgentStatus.decoder.decode(AgentStatus.self, from: Data(json.stdout.utf8))
+        #expect(parsed.pid == agent.pid && parsed.hits.network == 5)
+
+        // SIGUSR1 through `purge memory`.
+        let purgeMemory = try await AgentProcess.run(["purge", "memory", "--dir", dir.path], outputDirectory: out.path)
+        #expect(purgeMemory.status == 0, "\(purgeMemory.stderr)")
+        #expect(purgeMemory.stdout.contains("purged memory: 5 entries"), "\(purgeMemory.stdout)")
+        #expect(logLines(dir.path).contains { $0.contains("event=purge") && $0.contains("scope=memory") && $0.contains("entries=5") })
+
+        // SIGUSR2: the agent's files go and come back from the network; the user's file stays.
+        gallery.server.resetCounts()
+        let purgeDisk = try await AgentProcess.run(["purge", "disk", "--dir", dir.path], outputDirectory: out.path)
+        #expect(purgeDisk.status == 0, "\(purgeDisk.stderr)")
+        #expect(purgeDisk.stdout.contains("purged disk: 5 files"), "\(purgeDisk.stdout)")
+        #expect(await eventually { gallery.server.imageRequestCount == 5 && (1...5).allSatisfy { readBytes(dir.file("gallery_image_\($0).png")) == gallery.server.imageBytes($0) } })
+        #expect(readBytes(dir.file("user-notes.txt")) == Array("mine\n".utf8))
+
+        // SIGHUP: the feed is polled now.
+        let pollsBefore = gallery.server.requestCount(path: "/gallery/images")
+        agent.signal(SIGHUP)
+        #expect(await eventually { gallery.server.requestCount(path: "/gallery/images") > pollsBefore })
+
+        // SIGTERM: exit 0 within 2 s, no temporary files, manifest on disk.
+        let start = ContinuousClock.now
+        agent.signal(SIGTERM)
+        let status = await agent.waitForExit(timeout: .seconds(5))
+        #expect(status == 0)
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
+        #expect(FileManager.default.fileExists(atPath: dir.file(".emojiart-sync/manifest.json")))
+        #expect(logLines(dir.path).contains { $0.contains("event=stop") })
+
+        // With no agent: status and purge say so and exit 1.
+        let none = try await AgentProcess.run(["status", "--dir", dir.path], outputDirectory: out.path)
+        #expect(none.status == 1 && none.stderr.contains("no agent runs"))
+        let nonePurge = try await AgentProcess.run(["purge", "memory", "--dir", dir.path], outputDirectory: out.path)
+        #expect(nonePurge.status == 1 && nonePurge.stderr.contains("no agent runs"))
+        await gallery.stop()
+    }
+
+    @Test func sigtermDuringATransferStillExitsCleanlyAndQuickly() async throws {
+        let gallery = try await GalleryFixture(count: 5, faults: GalleryFaults(imageFaults: [1: .slow(milliseconds: 20_000), 2: .endless]))
+        let out = TemporaryDirectory("term-out")
+        let dir = TemporaryDirectory("term")
+        let agent = try AgentProcess(["--dir", dir.path, "--server", gallery.baseURL, "-q"], outputDirectory: out.path)
+        defer { agent.signal(SIGKILL) }
+        #expect(await eventually { gallery.server.requestCount(path: "/gallery/image?1") >= 1 })
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        agent.signal(SIGTERM)
+        #expect(await agent.waitForExit(timeout: .seconds(5)) == 0)
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_1.png")))
+        await gallery.stop()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `emojiart-sync` binary, run as a child process the way a user runs it.
+final class AgentProcess {
+    /// Where SwiftPM put the products of this build (the test bundle sits next to them).
+    static var binary: String {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return bundleDirectory.appendingPathComponent("emojiart-sync").path
+    }
+
+    let process = Process()
+    let stdoutPath: String
+    let stderrPath: String
+
+    init(_ arguments: [String], outputDirectory: String) throws {
+        stdoutPath = outputDirectory + "/agent-\(UUID().uuidString).out"
+        stderrPath = outputDirectory + "/agent-\(UUID().uuidString).err"
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        try process.run()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+    var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    func signal(_ number: Int32) { kill(pid, number) }
+
+    /// Waits for exit; returns the status, or nil on timeout (then kills the process).
+    func waitForExit(timeout: Duration = .seconds(10)) async -> Int32? {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                kill(pid, SIGKILL)
+                return nil
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return process.terminationStatus
+    }
+
+    /// Runs to completion and returns the exit status.
+    static func run(_ arguments: [String], outputDirectory: String, timeout: Duration = .seconds(60)) async throws -> (status: Int32?, stdout: String, stderr: String) {
+        let child = try AgentProcess(arguments, outputDirectory: outputDirectory)
+        let status = await child.waitForExit(timeout: timeout)
+        return (status, child.stdout, child.stderr)
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
