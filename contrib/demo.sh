@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The demo: installs what is missing, builds, starts the bundled gallery on a free port of 127.0.0.1 and
-# syncs it into ./demo/emoji, so you can watch the log of memory, disk and network hits.
-#   contrib/demo.sh            # cold sync, then a warm one (all disk hits)
-#   DEMO_DIR=/tmp/emoji contrib/demo.sh
+# runs the agent against it in ./demo/emoji (DEMO_DIR overrides), so you watch the log of hits:
+# a cold sync (network and memory hits), files deleted and damaged behind its back (repairs),
+# a memory purge, then the next accesses from disk, and a graceful stop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 contrib/install-deps.sh
@@ -11,21 +11,39 @@ swift build -c release --product emojiart-gallery
 bin=$(swift build -c release --show-bin-path)
 dir=${DEMO_DIR:-$PWD/demo/emoji}
 mkdir -p "$dir"
+say() { printf '\n\033[1mdemo: %s\033[0m\n' "$*" >&2; }
 
 fifo=$(mktemp -u)
 mkfifo "$fifo"
 "$bin/emojiart-gallery" --host 127.0.0.1 --port 0 >"$fifo" 2>/dev/null &
 gallery=$!
-trap 'kill $gallery 2>/dev/null || true; rm -f "$fifo"' EXIT
+agent=""
+cleanup() { [ -n "$agent" ] && kill "$agent" 2>/dev/null; kill "$gallery" 2>/dev/null; rm -f "$fifo"; }
+trap cleanup EXIT
 exec 3<"$fifo"
 read -r url <&3
-echo "demo: gallery at $url, syncing into $dir" >&2
+say "gallery at $url; agent syncing into $dir (log: $dir/.emojiart-sync/sync.log)"
 
-status=0
-echo "demo: --- first run: network and memory hits ---" >&2
-"$bin/emojiart-sync" --dir "$dir" --server "$url" --once || status=$?
-echo "demo: exit status $status (2 = partial: the book's gallery has error items for N % 10 == 0)" >&2
-echo "demo: --- second run: everything from disk ---" >&2
-"$bin/emojiart-sync" --dir "$dir" --server "$url" --once || status=$?
-echo "demo: exit status $status" >&2
-echo "demo: $(ls "$dir"/*.png | wc -l) images in $dir; log at $dir/.emojiart-sync/sync.log" >&2
+"$bin/emojiart-sync" --dir "$dir" --server "$url" --interval 30 &
+agent=$!
+for _ in $(seq 100); do [ -f "$dir/gallery_image_29.png" ] && break; sleep 0.1; done
+sleep 1
+say "deleting gallery_image_3.png and truncating gallery_image_5.png behind the agent's back"
+rm -f "$dir/gallery_image_3.png"
+: > "$dir/gallery_image_5.png"
+sleep 1.5
+say "status"
+"$bin/emojiart-sync" status --dir "$dir"
+say "purge memory (SIGUSR1), then SIGHUP: the next accesses are disk hits"
+"$bin/emojiart-sync" purge memory --dir "$dir"
+sleep 0.5
+say "purge disk (SIGUSR2): the agent's files go and come back from the network"
+"$bin/emojiart-sync" purge disk --dir "$dir"
+sleep 2
+say "stopping the agent (SIGTERM)"
+kill -TERM "$agent"
+wait "$agent" && status=0 || status=$?
+agent=""
+say "agent exited with status $status; $(ls "$dir"/*.png | wc -l) images in $dir"
+say "a one-shot run now takes everything from disk:"
+"$bin/emojiart-sync" --dir "$dir" --server "$url" --once 2>&1 | tail -n 3 || true
