@@ -112,7 +112,7 @@ public final class BackgroundAgent: Sendable {
             case .sighup:
                 logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
                 agent.logSink.reopen()
-                await keeper.pollNow()
+                await keeper.pollNow(fullPass: true)
                 await keeper.rescanAll()
             case .sigusr1:
                 logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])

@@ -180,7 +180,7 @@ public final class ImageDatabase {
 
     /// Puts a fetched asset at its path, if the path is the agent's to write. Throws a `.conflict` error
     /// when it is not, leaving whatever is there untouched.
-    private func store(_ asset: Asset) async throws(SyncError) {
+    private func store(_ asset: Asset) async throws {
         let name = AssetFileName.name(for: asset.key)
         let path = directory.path(ofAsset: name)
         let owned = manifest.files[name]?.key == asset.key.rawValue
@@ -211,7 +211,7 @@ public final class ImageDatabase {
         }
     }
 
-    private func adoptOrRefuse(_ asset: Asset, name: String, path: String) async throws(SyncError) {
+    private func adoptOrRefuse(_ asset: Asset, name: String, path: String) async throws {
         let existing = await Self.digestOfFile(at: path)
         guard existing == asset.sha256, case .regular = storage.state(of: name) else {
             throw conflict(asset.key, path: path, what: "a file the agent did not write")
@@ -240,7 +240,7 @@ public final class ImageDatabase {
     }
 
     /// Saves the manifest if it changed, then flushes the directory's entries to disk.
-    public func flushManifest() async throws(SyncError) {
+    public func flushManifest() async throws {
         guard manifestDirty else { return }
         manifestDirty = false
         let snapshot = manifest
@@ -306,7 +306,7 @@ public final class ImageDatabase {
     /// Removes the agent's file for `key` (only if its bytes are still what the agent wrote) and forgets it.
     /// A file changed by someone else is left in place and simply stops being the agent's.
     @discardableResult
-    public func removeOwnedFile(for key: AssetKey) async throws(SyncError) -> Int {
+    public func removeOwnedFile(for key: AssetKey) async throws -> Int {
         let name = AssetFileName.name(for: key)
         guard let entry = manifest.files[name], entry.key == key.rawValue else { return 0 }
         let removable = await check(fileNamed: name) == .intact
@@ -320,7 +320,7 @@ public final class ImageDatabase {
 
     /// The book's `clear()`: removes every file the agent wrote (those still intact), empties the index.
     /// Returns how many files and bytes were removed.
-    public func clear() async throws(SyncError) -> (files: Int, bytes: Int) {
+    public func clear() async throws -> (files: Int, bytes: Int) {
         var files = 0
         var bytes = 0
         for key in ownedKeys {

@@ -18,7 +18,9 @@ public final class MirrorKeeper {
 
     /// Distinct keys of the last feed that was accepted.
     public private(set) var feedKeys: [AssetKey] = []
-    private var haveFeed = false
+    /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
+    /// first poll and after `SIGHUP`.
+    private var fullPassRequested = true
     private var nextPollAt: ContinuousClock.Instant = .now
     private var feedFailures = 0
     private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
@@ -46,13 +48,14 @@ public final class MirrorKeeper {
     /// Whether a poll is due (its time has come, or `pollNow()` asked for one).
     public var pollIsDue: Bool { ContinuousClock.now >= nextPollAt }
 
-    /// Makes the next tick poll at once (`SIGHUP`).
-    public func pollNow() {
+    /// Makes the next tick poll at once; with `fullPass`, that poll accesses every entry (`SIGHUP`).
+    public func pollNow(fullPass: Bool = false) {
         nextPollAt = .now
+        if fullPass { fullPassRequested = true }
     }
 
-    /// Fetches the feed and brings DIR in line with it. The first successful poll accesses every entry
-    /// (memory, disk or network, each logged); later ones fetch only what is not on disk.
+    /// Fetches the feed and brings DIR in line with it. The first successful poll, and one after `SIGHUP`,
+    /// accesses every entry (memory, disk or network, each logged); others fetch only what is not on disk.
     public func poll() async {
         let started = ContinuousClock.now
         nextPollAt = started.advanced(by: .seconds(3600))  // no second poll while this one runs
@@ -83,9 +86,8 @@ public final class MirrorKeeper {
         }
         let removal = await removeItemsGoneFromFeed(feed)
         feedKeys = feed.uniqueKeys
-        let firstPoll = !haveFeed
-        haveFeed = true
-        if firstPoll {
+        if fullPassRequested {
+            fullPassRequested = false
             await access(feed.entries)
         } else {
             var missing: [AssetKey] = []

@@ -29,23 +29,22 @@ public struct SyncEngine: Sendable {
 
         var succeeded = Set<AssetKey>()
         var failureReasons: [AssetKey: String] = [:]
-        await withTaskGroup(of: (AssetKey, Result<Hit, any Error>).self) { group in
+        await withTaskGroup(of: AccessOutcome.self) { group in
             for key in feed.entries {
                 group.addTask {
                     do {
-                        return (key, .success(try await database.image(key).1))
+                        return AccessOutcome(key: key, hit: try await database.image(key).1, failure: nil)
                     } catch {
-                        return (key, .failure(error))
+                        return AccessOutcome(key: key, hit: nil, failure: String(describing: error))
                     }
                 }
             }
-            for await (key, outcome) in group {
-                switch outcome {
-                case .success(let hit):
+            for await outcome in group {
+                if let hit = outcome.hit {
                     report.hits[hit, default: 0] += 1
-                    succeeded.insert(key)
-                case .failure(let error):
-                    if failureReasons[key] == nil { failureReasons[key] = String(describing: error) }
+                    succeeded.insert(outcome.key)
+                } else if failureReasons[outcome.key] == nil {
+                    failureReasons[outcome.key] = outcome.failure
                 }
             }
         }
@@ -63,6 +62,13 @@ public struct SyncEngine: Sendable {
         report.duration = clock.now - start
         logSummary(report)
         return report
+    }
+
+    /// What one access came to; crosses from the child task to the pass.
+    private struct AccessOutcome: Sendable {
+        let key: AssetKey
+        let hit: Hit?
+        let failure: String?
     }
 
     private func fetchFeed() async throws -> GalleryFeed {

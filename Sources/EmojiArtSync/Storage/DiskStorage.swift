@@ -60,7 +60,7 @@ public final class DiskStorage {
     /// `fsync(2)`s it. Returns its path. On failure the partial file is removed. Runs off the actor: the file is
     /// private until `install` renames it.
     @concurrent
-    public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws(SyncError) -> String {
+    public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
         let path = directory + "/" + "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }

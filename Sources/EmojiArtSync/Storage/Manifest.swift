@@ -47,7 +47,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// Writes the manifest atomically: temporary file in `temporaryDirectory`, fsync, rename over `path`.
-    public func save(to path: String, temporaryDirectory: String) async throws(SyncError) {
+    public func save(to path: String, temporaryDirectory: String) async throws {
         let data: Data
         do {
             let encoder = JSONEncoder()
