@@ -34,9 +34,10 @@ rm -f "$dir/gallery_image_3.png"
 sleep 1.5
 say "status"
 "$bin/emojiart-sync" status --dir "$dir"
-say "purge memory (SIGUSR1), then SIGHUP: the next accesses are disk hits"
+say "purge memory (SIGUSR1), then SIGHUP (a full pass): every access is now a disk hit"
 "$bin/emojiart-sync" purge memory --dir "$dir"
-sleep 0.5
+kill -HUP "$agent"
+sleep 1
 say "purge disk (SIGUSR2): the agent's files go and come back from the network"
 "$bin/emojiart-sync" purge disk --dir "$dir"
 sleep 2

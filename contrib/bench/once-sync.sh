@@ -23,7 +23,7 @@ urls="$work/urls.txt"
 for i in $(seq 1 "$count"); do [ $((i % 10)) -ne 0 ] && echo "$url/gallery/image?$i"; done | head -n "$n" > "$urls"
 # Warm the gallery's own image cache (it draws each image on first request).
 sed 's|.*|url = "&"\noutput = "/dev/null"|' "$urls" > "$work/warm.cfg"
-curl -s -Z --parallel-max 4 -K "$work/warm.cfg"
+curl -s --no-progress-meter -Z --parallel-max 4 -K "$work/warm.cfg"
 
 measure() {  # label, command...
   local label=$1; shift
@@ -40,7 +40,7 @@ measure "emojiart-sync --once, warm (all on disk)" "$bin/emojiart-sync" --dir "$
 measure "emojiart-sync --once --verify full, cold" "$bin/emojiart-sync" --dir "$work/mirror-full" --server "$url" --once -q --verify full
 mkdir -p "$work/curl"
 sed 's|.*image?\(.*\)|url = "&"\noutput = "gallery_image_\1.png"|' "$urls" > "$work/curl.cfg"
-measure "curl -Z --parallel-max 8 (peer, same URLs)" sh -c "cd '$work/curl' && curl -s -Z --parallel-max 8 -K '$work/curl.cfg'"
+measure "curl -Z --parallel-max 8 (peer, same URLs)" sh -c "cd '$work/curl' && curl -s --no-progress-meter -Z --parallel-max 8 -K '$work/curl.cfg'"
 files=$(ls "$work/mirror"/*.png | wc -l)
 same=0
 for f in "$work/mirror"/*.png; do cmp -s "$f" "$work/curl/$(basename "$f")" && same=$((same + 1)); done

@@ -7,4 +7,68 @@
 /// Returns 0, or -1 with errno set (EEXIST when `to` exists). The corresponding C function is `renameat2`.
 int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, const char *to);
 
+// MARK: - libpng reading behind setjmp (png_read.c)
+
+/// How `emojiart_png_read` ended. libpng reports errors by `longjmp`, which Swift frames cannot survive,
+/// so the `setjmp` lives in C and Swift sees only this code plus the message in the result.
+typedef enum emojiart_png_status {
+    /// Every requested step succeeded.
+    EMOJIART_PNG_OK = 0,
+    /// `png_create_read_struct`, `png_create_info_struct` or the row buffer allocation returned NULL.
+    EMOJIART_PNG_OUT_OF_MEMORY = 1,
+    /// libpng called its error function inside `png_read_info` (signature, IHDR, PLTE, ... up to the first IDAT).
+    EMOJIART_PNG_INFO_FAILED = 2,
+    /// libpng called its error function while decoding rows (`png_read_row`).
+    EMOJIART_PNG_ROWS_FAILED = 3,
+    /// libpng called its error function inside `png_read_end` (the rest of the zlib stream, chunks after IDAT).
+    EMOJIART_PNG_END_FAILED = 4,
+} emojiart_png_status;
+
+/// Limits and mode for one `emojiart_png_read` call. Plain values; the caller owns it.
+typedef struct emojiart_png_read_options {
+    /// Passed to `png_set_user_limits`: libpng refuses an IHDR wider or taller than this.
+    uint32_t max_width;
+    uint32_t max_height;
+    /// Passed to `png_set_chunk_malloc_max`: the most bytes libpng allocates for one ancillary chunk,
+    /// decompressed (zTXt, iTXt, iCCP) or not.
+    uint32_t max_chunk_malloc;
+    /// Passed to `png_set_chunk_cache_max`: how many ancillary chunks (text, sPLT, unknown) libpng keeps.
+    uint32_t max_cached_chunks;
+    /// 0: stop after `png_read_info`. Non-zero: also decode every row of every interlace pass into one
+    /// row buffer (constant memory), then `png_read_end`. From the rows on, libpng's "benign" errors
+    /// (zlib checksum mismatch, too much or too little image data) are errors.
+    int decode_rows;
+} emojiart_png_read_options;
+
+/// What `emojiart_png_read` found. Filled in on every return; strings are always NUL-terminated.
+typedef struct emojiart_png_read_result {
+    /// IHDR as libpng read it (`png_get_IHDR`); zero when `png_read_info` failed.
+    uint32_t width;
+    uint32_t height;
+    uint8_t bit_depth;
+    uint8_t color_type;
+    uint8_t interlace_method;
+    /// Number of interlace passes decoded (1, or 7 for Adam7); 0 when rows were not decoded.
+    uint8_t passes;
+    /// Rows handed out by `png_read_row`, summed over passes.
+    uint64_t rows_decoded;
+    /// The chunk libpng was reading when it failed, as four ASCII bytes big-endian
+    /// (`png_get_io_chunk_type`); 0 when no chunk was being read.
+    uint32_t failed_chunk;
+    /// libpng's error message (`png_error`), empty on success.
+    char message[192];
+    /// The first warning libpng issued (`png_warning`), empty if none. libpng's IHDR check warns with the
+    /// precise reason ("Invalid bit depth in IHDR") and then fails with a generic "Invalid IHDR data".
+    char first_warning[192];
+} emojiart_png_read_result;
+
+/// Reads the PNG in `bytes[0..<count]` with libpng's classic API from memory (`png_set_read_fn`):
+/// `png_read_info`, and when `options->decode_rows` is set, every row (`png_read_row`, with
+/// `png_set_interlace_handling`) and `png_read_end`. CRC errors in critical and ancillary chunks are errors
+/// (`png_set_crc_action` with `PNG_CRC_ERROR_QUIT`). Warnings never stop the read.
+/// Thread-safe: every call has its own libpng structures and jump buffer. Never longjmps out.
+emojiart_png_status emojiart_png_read(const uint8_t *bytes, size_t count,
+                                      const emojiart_png_read_options *options,
+                                      emojiart_png_read_result *result);
+
 #endif

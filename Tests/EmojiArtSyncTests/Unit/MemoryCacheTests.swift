@@ -1,4 +1,5 @@
 import EmojiArtSync
+import Foundation
 import Testing
 
 func makeAsset(_ n: Int, size: Int) throws -> Asset {
@@ -43,6 +44,7 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
         #expect(policy.delay(afterAttempt: 2, random: 0) == .seconds(4))
         #expect(policy.delay(afterAttempt: 9, random: 0) == .seconds(300))
         #expect(policy.delay(afterAttempt: 1000, random: 0) == .seconds(300))
-        #expect(policy.delay(afterAttempt: 1, random: 1) == .seconds(1.6))
+        let jittered = policy.delay(afterAttempt: 1, random: 1)
+        #expect(abs(jittered.seconds - 1.6) < 0.001)
     }
 }

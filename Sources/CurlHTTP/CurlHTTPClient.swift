@@ -1,0 +1,138 @@
+import CCurl
+import Synchronization
+
+/// An async HTTP GET client on one libcurl multi handle, driven by a thread of its own.
+///
+/// What it owns: one `CURLM` multi handle and the thread that drives it (see
+/// ``CurlMultiLoop``). Requests from any task go to that thread through a mailbox; the task
+/// suspends on a continuation that the loop resumes when the transfer ends. Nothing here blocks
+/// Swift's cooperative pool, except ``shutdown()``, which waits briefly for the thread to end.
+///
+/// Behaviour:
+/// - At most `maxConcurrentRequests` transfers run at once; the rest wait in FIFO order.
+///   Connections are kept alive and reused through the multi handle's connection cache,
+///   capped at the same number.
+/// - Only `http` and `https`. Redirects are never followed: a `3xx` is returned as a response.
+///   TLS certificates are verified (libcurl's default; never turned off).
+/// - Bodies larger than `maxBodySize` fail with ``HTTPClientError/Kind/tooLarge(limit:)``,
+///   decided from `Content-Length` before downloading when the server declares one, and while
+///   streaming otherwise; memory stays bounded by the limit.
+/// - Cancelling the calling task removes the transfer from libcurl and throws
+///   `CancellationError` at once (not ``HTTPClientError``; see there).
+///
+/// Call ``shutdown()`` when done; `deinit` does it too if you forget.
+public final class CurlHTTPClient: Sendable {
+    /// The configuration in effect, after clamping (see ``HTTPClientConfiguration``).
+    public let configuration: HTTPClientConfiguration
+    private let mailbox: CurlLoopMailbox
+    private let thread: Mutex<CurlLoopThread?>
+    private let nextRequestID = Atomic<UInt64>(1)
+
+    /// Creates the multi handle and starts its thread.
+    ///
+    /// Throws only if libcurl cannot be initialised (`curl_global_init`, `curl_multi_init`,
+    /// `curl_multi_setopt`) or the thread cannot be started (`pthread_create`).
+    public init(configuration: HTTPClientConfiguration = .init()) throws(HTTPClientError) {
+        let configuration = configuration.clamped
+        try CurlGlobal.ensureInitialized()
+        guard let multi = curl_multi_init() else {
+            throw HTTPClientError(
+                kind: .transport, url: "", message: "libcurl could not create a multi handle", call: "curl_multi_init")
+        }
+        do throws(HTTPClientError) {
+            let connections = configuration.maxConcurrentRequests
+            try Self.setMultiOption(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connections, "CURLMOPT_MAX_HOST_CONNECTIONS")
+            try Self.setMultiOption(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, connections, "CURLMOPT_MAX_TOTAL_CONNECTIONS")
+            // Idle connections kept for reuse: as many as can be busy at once, no more.
+            try Self.setMultiOption(multi, CURLMOPT_MAXCONNECTS, connections, "CURLMOPT_MAXCONNECTS")
+        } catch {
+            curl_multi_cleanup(multi)
+            throw error
+        }
+        let mailbox = CurlLoopMailbox(wakeup: CurlMultiWakeup(multi))
+        let loop = CurlMultiLoop(multi: multi, mailbox: mailbox, configuration: configuration)
+        // From here on the loop owns `multi`: if the thread does not start, `loop` is released
+        // by `start`, but the handle must still be cleaned up here.
+        let thread: CurlLoopThread
+        do throws(HTTPClientError) {
+            thread = try CurlLoopThread.start(loop)
+        } catch {
+            curl_multi_cleanup(multi)
+            throw error
+        }
+        self.configuration = configuration
+        self.mailbox = mailbox
+        self.thread = Mutex(thread)
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Fetches `url` with GET and returns the response, whatever its status.
+    ///
+    /// Throws ``HTTPClientError`` for transport-level failures only (refused, timed out, too
+    /// large, truncated, unsupported URL, TLS, shut down, ...), and `CancellationError` if the
+    /// calling task is cancelled, in which case the transfer is abandoned at once.
+    public func get(_ url: String) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        // Refuse bad URLs here, before the loop or libcurl's network code sees them.
+        let parsed = try CurlURL(url)
+        let request = CurlLoopMailbox.Request(
+            id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: parsed, slot: RequestSlot())
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard request.slot.install(continuation) else { return }
+                if !mailbox.submit(request) {
+                    request.slot.finish(.failure(HTTPClientError.shutDown(url: url)))
+                }
+            }
+        } onCancel: {
+            if request.slot.finish(.failure(CancellationError())) {
+                mailbox.cancel(id: request.id)
+            }
+        }
+    }
+
+    /// Fetches `url` and returns the body, throwing ``HTTPClientError/Kind/httpStatus(_:)``
+    /// unless the status is 200.
+    ///
+    /// A 200 is not proof of good content (the gallery answers missing images with a 200 and a
+    /// JSON error): callers still validate the bytes.
+    public func fetch(_ url: String) async throws -> [UInt8] {
+        let response = try await get(url)
+        guard response.status == 200 else {
+            throw HTTPClientError.httpStatus(response.status, url: url)
+        }
+        return response.body
+    }
+
+    /// A snapshot of the counters.
+    public var statistics: HTTPClientStatistics {
+        mailbox.statistics.withLock { $0 }
+    }
+
+    /// Fails every queued and running request with ``HTTPClientError/Kind/cancelled``, stops the
+    /// loop thread and waits for it to end, which closes every connection and frees every
+    /// libcurl handle.
+    ///
+    /// Idempotent and callable from any thread; requests made afterwards fail at once. Blocks
+    /// the caller only until the loop has finished its current turn and cleaned up, normally
+    /// well under a millisecond. If several threads call it at once, one of them waits for the
+    /// thread and the others return immediately.
+    public func shutdown() {
+        mailbox.requestStop()
+        let thread = self.thread.withLock { thread in
+            defer { thread = nil }
+            return thread
+        }
+        thread?.join()
+    }
+
+    private static func setMultiOption(
+        _ multi: UnsafeMutableRawPointer, _ option: CURLMoption, _ value: Int, _ name: String
+    ) throws(HTTPClientError) {
+        let code = emojiart_curl_multi_setopt_long(multi, option, value)
+        guard code == CURLM_OK else { throw .multi("curl_multi_setopt(\(name))", code) }
+    }
+}

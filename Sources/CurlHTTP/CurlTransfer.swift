@@ -1,0 +1,187 @@
+import CCurl
+
+/// One HTTP GET in progress: a libcurl easy handle plus the buffers its callbacks fill.
+///
+/// Confined to the loop thread: it is created, driven by `curl_multi_perform` (which calls the
+/// write and header callbacks on that thread) and destroyed there, so it is deliberately not
+/// `Sendable`. libcurl reaches it through an unretained pointer (`CURLOPT_WRITEDATA`,
+/// `CURLOPT_HEADERDATA`, `CURLOPT_PRIVATE`); the loop's table of active transfers keeps it
+/// alive for as long as the easy handle is on the multi handle, and `deinit` cleans the easy
+/// handle up, so libcurl never holds a dangling pointer.
+///
+/// Invariant: ``body`` never holds more than ``maxBodySize`` bytes, and its capacity is grown
+/// by hand so it never reserves more than that either.
+final class CurlTransfer {
+    /// The request this transfer serves.
+    let request: CurlLoopMailbox.Request
+    /// The libcurl easy handle (`CURL *`).
+    let easy: UnsafeMutableRawPointer
+    /// The most bytes the body may have.
+    let maxBodySize: Int
+    /// The configuration the options were set from (for timeout messages).
+    let configuration: HTTPClientConfiguration
+    /// Body bytes received so far.
+    private(set) var body: [UInt8] = []
+    /// Headers of the latest response received so far.
+    private(set) var headers = HTTPHeaders()
+    /// Set when the write callback refused data because of ``maxBodySize``.
+    private(set) var exceededBodyLimit = false
+    /// libcurl's detailed error text (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes).
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// Creates the easy handle and sets every option; throws if libcurl rejects one.
+    init(request: CurlLoopMailbox.Request, configuration: HTTPClientConfiguration) throws(HTTPClientError) {
+        guard let easy = curl_easy_init() else {
+            throw HTTPClientError(
+                kind: .transport, url: request.url.string,
+                message: "libcurl could not create a transfer for \(request.url.string)", call: "curl_easy_init")
+        }
+        self.request = request
+        self.easy = easy
+        self.maxBodySize = configuration.maxBodySize
+        self.configuration = configuration
+        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        try configure(configuration)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        errorBuffer.deallocate()
+    }
+
+    /// libcurl's detailed error text for this transfer, if it wrote any.
+    var errorDetail: String? {
+        let text = String(cString: errorBuffer).trimmingTrailingNewlines()
+        return text.isEmpty ? nil : text
+    }
+
+    /// Sets the options. The rationale for each is next to it; the security-relevant ones are
+    /// the protocol limit, no redirects, and leaving TLS verification at libcurl's default (on).
+    private func configure(_ configuration: HTTPClientConfiguration) throws(HTTPClientError) {
+        let this = Unmanaged.passUnretained(self).toOpaque()
+        try set(CURLOPT_URL, request.url.string, "CURLOPT_URL")
+        // Signals are process-wide; a library must not install SIGALRM handlers for DNS timeouts.
+        try set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
+        try set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https", "CURLOPT_REDIR_PROTOCOLS_STR")
+        // A redirect could lead to another host; the caller sees the 3xx and decides.
+        try set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
+        try set(CURLOPT_HTTPGET, 1, "CURLOPT_HTTPGET")
+        // Empty string: offer every encoding libcurl can decode; the body we hand back is decoded.
+        try set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")
+        try set(CURLOPT_USERAGENT, configuration.userAgent, "CURLOPT_USERAGENT")
+        try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.wholeMillisecondsRoundedUp, "CURLOPT_CONNECTTIMEOUT_MS")
+        try set(CURLOPT_TIMEOUT_MS, configuration.totalTimeout.wholeMillisecondsRoundedUp, "CURLOPT_TIMEOUT_MS")
+        try set(CURLOPT_LOW_SPEED_LIMIT, configuration.lowSpeedLimitBytesPerSecond, "CURLOPT_LOW_SPEED_LIMIT")
+        try set(CURLOPT_LOW_SPEED_TIME, configuration.lowSpeedTime.wholeSecondsRoundedUp, "CURLOPT_LOW_SPEED_TIME")
+        // Refuse early when the server declares a larger body; the write callback covers the rest.
+        try check(
+            emojiart_curl_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxBodySize)),
+            "CURLOPT_MAXFILESIZE_LARGE")
+        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, this), "CURLOPT_PRIVATE")
+        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, this), "CURLOPT_WRITEDATA")
+        try check(emojiart_curl_easy_setopt_write_function(easy, curlWriteBody), "CURLOPT_WRITEFUNCTION")
+        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, this), "CURLOPT_HEADERDATA")
+        try check(emojiart_curl_easy_setopt_header_function(easy, curlWriteHeader), "CURLOPT_HEADERFUNCTION")
+    }
+
+    /// Write callback body: appends `chunk`, or refuses it (returns `false`) if the body would
+    /// exceed ``maxBodySize``.
+    fileprivate func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        let newCount = body.count + chunk.count
+        guard newCount <= maxBodySize else {
+            exceededBodyLimit = true
+            return false
+        }
+        if newCount > body.capacity {
+            // Grow geometrically, but never past the limit; start at the declared length if known.
+            var target = max(newCount, body.capacity * 2)
+            if body.isEmpty, let declared = declaredContentLength, declared > newCount { target = declared }
+            body.reserveCapacity(min(target, maxBodySize))
+        }
+        body.append(contentsOf: chunk)
+        return true
+    }
+
+    /// Header callback body: keeps `Name: value` lines; a status line starts a new header set
+    /// (after `100 Continue`, or the proxy's `200 Connection established`).
+    fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        let line = String(decoding: bytes, as: UTF8.self).trimmingTrailingNewlines()
+        if line.hasPrefix("HTTP/") {
+            headers.removeAll()
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = String(line[..<colon])
+        let value = String(line[line.index(after: colon)...]).trimmingSpacesAndTabs()
+        headers.append(.init(name: name, value: value))
+    }
+
+    /// The `Content-Length` the server declared (`CURLINFO_CONTENT_LENGTH_DOWNLOAD_T`), if any.
+    var declaredContentLength: Int? {
+        let value = offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+        return value >= 0 ? Int(value) : nil
+    }
+
+    /// A `long` from `curl_easy_getinfo`, or 0 if libcurl does not know it.
+    func longInfo(_ info: CURLINFO) -> Int {
+        var value = 0
+        return emojiart_curl_easy_getinfo_long(easy, info, &value) == CURLE_OK ? value : 0
+    }
+
+    /// A `curl_off_t` from `curl_easy_getinfo`, or -1 if libcurl does not know it.
+    func offsetInfo(_ info: CURLINFO) -> Int64 {
+        var value: curl_off_t = -1
+        return emojiart_curl_easy_getinfo_offset(easy, info, &value) == CURLE_OK ? Int64(value) : -1
+    }
+
+    private func set(_ option: CURLoption, _ value: Int, _ name: String) throws(HTTPClientError) {
+        try check(emojiart_curl_easy_setopt_long(easy, option, value), name)
+    }
+
+    private func set(_ option: CURLoption, _ value: String, _ name: String) throws(HTTPClientError) {
+        // libcurl copies string options (since 7.17), so the pointer need not outlive the call.
+        try check(value.withCString { emojiart_curl_easy_setopt_string(easy, option, $0) }, name)
+    }
+
+    private func check(_ code: CURLcode, _ option: String) throws(HTTPClientError) {
+        guard code == CURLE_OK else {
+            throw .easy("curl_easy_setopt(\(option))", code, url: request.url.string)
+        }
+    }
+}
+
+@available(*, unavailable, message: "A transfer is confined to the loop thread")
+extension CurlTransfer: Sendable {}
+
+extension CurlTransfer {
+    /// Finds the transfer that owns `easy` through `CURLINFO_PRIVATE`.
+    static func owning(_ easy: UnsafeMutableRawPointer) -> CurlTransfer? {
+        var pointer: UnsafeMutableRawPointer?
+        guard emojiart_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else {
+            return nil
+        }
+        return Unmanaged<CurlTransfer>.fromOpaque(pointer).takeUnretainedValue()
+    }
+}
+
+/// `CURLOPT_WRITEFUNCTION`: hands body bytes to the transfer; returning less than offered
+/// (0) makes libcurl abort with `CURLE_WRITE_ERROR`, which is how the size limit stops a transfer.
+private let curlWriteBody: emojiart_curl_write_callback = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    guard length > 0, let data else { return length }
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+/// `CURLOPT_HEADERFUNCTION`: hands one complete header line (with its CRLF) to the transfer.
+private let curlWriteHeader: emojiart_curl_write_callback = { data, size, count, userdata in
+    let length = size * count
+    guard let userdata, let data, length > 0 else { return length }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}

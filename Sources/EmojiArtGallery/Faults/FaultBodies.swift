@@ -1,0 +1,101 @@
+import Hummingbird
+import NIOCore
+
+/// The response bodies and byte manipulations behind the ``ImageFault`` cases.
+///
+/// Each body is a Hummingbird streaming `ResponseBody` closure, so the fault happens on the wire
+/// (a short body, a body that never ends, a trickle), not just in what the server believes it sent.
+enum FaultBodies {
+    /// Announces `png.count` bytes, writes the first half, then throws so that Hummingbird closes
+    /// the connection: the client sees a transfer that ends early (curl: `CURLE_PARTIAL_FILE`).
+    ///
+    /// Before throwing it waits until NIO has handed the half to the kernel (a fresh loopback
+    /// connection takes tens of KB without blocking) plus a short pause: closing at once could
+    /// discard writes still queued in the channel, and the client would see less than half.
+    static func truncated(_ png: [UInt8], context: GalleryRequestContext) -> ResponseBody {
+        let half = ByteBuffer(bytes: png.prefix(png.count / 2))
+        return ResponseBody(contentLength: png.count) { writer in
+            try await writer.write(half)
+            try await context.waitForQueuedWrites()
+            try await Task.sleep(for: .milliseconds(20))
+            throw GalleryServerError(
+                kind: .truncatedOnPurpose,
+                message: "sent \(half.readableBytes) of \(png.count) bytes, then closed the connection (truncated fault)"
+            )
+        }
+    }
+
+    /// 64 KiB of fixed pseudo-random bytes: the endless fault's chunk.
+    static let garbageChunk: ByteBuffer = {
+        var generator = SplitMix64(seed: 0x0BAD_F00D)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(64 * 1024)
+        while bytes.count < 64 * 1024 {
+            withUnsafeBytes(of: generator.next().littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        return ByteBuffer(bytes: bytes)
+    }()
+
+    /// A chunked body of garbage that never ends. Each write waits until NIO has taken the
+    /// previous one (``GalleryRequestContext/waitForQueuedWrites()``) and until the connection is
+    /// writable again (NIO's back-pressure), so at most about one chunk beyond the socket buffers
+    /// is ever queued. The loop ends when a write fails (the client hung up) or the server stops.
+    static func endless(state: GalleryState, context: GalleryRequestContext) -> ResponseBody {
+        ResponseBody { writer in
+            state.streamStarted()
+            defer { state.streamEnded() }
+            while !state.isStopping, !Task.isCancelled {
+                try await writer.write(garbageChunk)
+                try await context.waitForQueuedWrites()
+            }
+            throw GalleryServerError(kind: .serverStopping, message: "endless body stopped: the server is stopping")
+        }
+    }
+
+    /// The full `png`, in 10 slices with pauses between them, so the transfer takes about
+    /// `milliseconds` in all. Headers (with the full `Content-Length`) go out at once.
+    static func slow(_ png: [UInt8], milliseconds: Int, state: GalleryState, context: GalleryRequestContext) -> ResponseBody {
+        let sliceCount = 10
+        let sliceSize = (png.count + sliceCount - 1) / sliceCount
+        let pauses = sliceCount - 1
+        return ResponseBody(contentLength: png.count) { writer in
+            state.streamStarted()
+            defer { state.streamEnded() }
+            var offset = 0
+            var slice = 0
+            while offset < png.count {
+                let end = min(offset + sliceSize, png.count)
+                try await writer.write(ByteBuffer(bytes: png[offset..<end]))
+                try await context.waitForQueuedWrites()
+                offset = end
+                if offset < png.count {
+                    // Spread the pauses so that their sum is `milliseconds`, remainder included.
+                    let pause = milliseconds * (slice + 1) / pauses - milliseconds * slice / pauses
+                    slice += 1
+                    guard await state.pause(milliseconds: pause) else {
+                        throw GalleryServerError(kind: .serverStopping, message: "slow body stopped: the server is stopping")
+                    }
+                }
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    /// `png` with one byte in the middle of its first IDAT chunk's data inverted and the chunk's
+    /// CRC left unchanged: the signature and every length and type stay valid, so only a CRC check
+    /// or a decode notices. Returns `png` unchanged if it has no non-empty IDAT chunk.
+    static func corrupted(_ png: [UInt8]) -> [UInt8] {
+        var bytes = png
+        var offset = 8  // after the 8-byte signature
+        while offset + 12 <= bytes.count {
+            let length = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            let type = bytes[offset + 4..<offset + 8]
+            if type.elementsEqual("IDAT".utf8), length > 0, offset + 8 + length <= bytes.count {
+                bytes[offset + 8 + length / 2] ^= 0xFF
+                return bytes
+            }
+            offset += 12 + length
+        }
+        return bytes
+    }
+}

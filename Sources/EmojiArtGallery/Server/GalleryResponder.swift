@@ -1,0 +1,226 @@
+import EmojiArtPNG
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Answers every request the gallery gets: the book's two endpoints, quirks included, the
+/// control endpoints, and 404 for the rest.
+///
+/// One responder rather than a `Router` plus middleware, so that counting, the injected latency,
+/// the choice of fault and the log line all come from one place and see the same fault plan
+/// snapshot. It never throws from `respond`: every answer, errors included, is a `Response`.
+struct GalleryResponder: HTTPResponder {
+    typealias Context = GalleryRequestContext
+
+    let state: GalleryState
+    let requestLogger: (@Sendable (GalleryRequestRecord) -> Void)?
+
+    /// The body the book's server sends, with status 200, for an image it does not have.
+    static let notFoundBody = #"{"error": "File not found."}"#
+
+    /// Largest fault plan `POST /_control/faults` accepts.
+    static let maximumControlBody = 1 << 20
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let target = request.uri.string
+        let path = request.uri.path
+        let answer: Answer
+        if path.hasPrefix("/_control/") {
+            answer = await control(request, path: path)
+        } else {
+            state.recordRequest(target: target, isImage: path == GalleryCatalog.imagePath)
+            let faults = state.faults
+            if faults.latencyMilliseconds > 0 {
+                _ = await state.pause(milliseconds: faults.latencyMilliseconds)
+            }
+            answer = gallery(request, path: path, faults: faults, context: context)
+        }
+        return logged(answer, method: request.method.rawValue, target: target)
+    }
+
+    /// A response and the name of the fault that shaped it, for the log.
+    struct Answer {
+        var response: Response
+        var fault: String = "none"
+    }
+
+    // MARK: The book's endpoints
+
+    private func gallery(_ request: Request, path: String, faults: GalleryFaults, context: Context) -> Answer {
+        guard path == GalleryCatalog.feedPath || path == GalleryCatalog.imagePath else {
+            return Answer(response: Self.json(status: .notFound, #"{"error": "Not found."}"#))
+        }
+        guard request.method == .get else {
+            return Answer(response: Self.methodNotAllowed(allow: "GET"))
+        }
+        if path == GalleryCatalog.feedPath {
+            return feed(faults: faults)
+        }
+        return image(query: request.uri.query ?? "", faults: faults, context: context)
+    }
+
+    /// `GET /gallery/images`: every item three times, shuffled afresh for each request.
+    private func feed(faults: GalleryFaults) -> Answer {
+        if let status = faults.feedStatus {
+            return Answer(
+                response: Self.json(status: .init(code: status), #"{"error": "Feed unavailable (injected fault)."}"#),
+                fault: "feedStatus:\(status)"
+            )
+        }
+        if faults.emptyFeed {
+            return Answer(response: Self.json(status: .ok, "[]"), fault: "emptyFeed")
+        }
+        let items = state.catalog.items
+        let listing = (items + items + items).shuffled()
+        do {
+            let data = try Self.jsonEncoder().encode(listing)
+            return Answer(response: Self.json(status: .ok, bytes: Array(data)))
+        } catch {
+            return Answer(response: Self.json(status: .internalServerError, Self.errorJSON("cannot encode the feed: \(error)")))
+        }
+    }
+
+    /// `GET /gallery/image?N`: the PNG, the book's error JSON, or a fault.
+    private func image(query: String, faults: GalleryFaults, context: Context) -> Answer {
+        guard let n = Int(query), !GalleryCatalog.isErrorItem(n, count: state.count) else {
+            return Answer(response: Self.json(status: .ok, Self.notFoundBody))
+        }
+        let fault = faults.fault(forImage: n)
+        if fault == .serverError {
+            return Answer(
+                response: Self.json(status: .internalServerError, #"{"error": "Internal server error (injected fault)."}"#),
+                fault: ImageFault.serverError.name
+            )
+        }
+        if fault == .endless {
+            return Answer(response: Self.png(n: n, body: FaultBodies.endless(state: state, context: context)), fault: ImageFault.endless.name)
+        }
+        let png: [UInt8]
+        do {
+            if fault == .changing {
+                png = try GalleryPainter.png(n: n, generation: faults.generation, stamp: state.nextChangeStamp())
+            } else {
+                png = try state.images.png(n: n, generation: faults.generation)
+            }
+        } catch {
+            return Answer(response: Self.json(status: .internalServerError, Self.errorJSON(error.description)))
+        }
+        let body: ResponseBody
+        switch fault {
+        case nil, .changing:
+            body = ResponseBody(byteBuffer: ByteBuffer(bytes: png))
+        case .corrupt:
+            body = ResponseBody(byteBuffer: ByteBuffer(bytes: FaultBodies.corrupted(png)))
+        case .truncated:
+            body = FaultBodies.truncated(png, context: context)
+        case .slow(let milliseconds):
+            body = FaultBodies.slow(png, milliseconds: milliseconds, state: state, context: context)
+        case .serverError, .endless:
+            preconditionFailure("answered above")
+        }
+        return Answer(response: Self.png(n: n, body: body), fault: fault?.name ?? "none")
+    }
+
+    // MARK: Control endpoints
+
+    private func control(_ request: Request, path: String) async -> Answer {
+        switch (path, request.method) {
+        case ("/_control/stats", .get):
+            return Answer(response: Self.json(status: .ok, encoding: state.stats))
+        case ("/_control/faults", .post):
+            do {
+                let body = try await request.body.collect(upTo: Self.maximumControlBody)
+                let faults = try JSONDecoder().decode(GalleryFaults.self, from: Data(body.readableBytesView))
+                state.setFaults(faults)
+                return Answer(response: Self.json(status: .ok, encoding: faults))
+            } catch {
+                return Answer(response: Self.json(status: .badRequest, Self.errorJSON("invalid fault plan: \(error)")))
+            }
+        case ("/_control/reset", .post):
+            state.resetCounts()
+            return Answer(response: Self.json(status: .ok, encoding: state.stats))
+        case ("/_control/stats", _):
+            return Answer(response: Self.methodNotAllowed(allow: "GET"))
+        case ("/_control/faults", _), ("/_control/reset", _):
+            return Answer(response: Self.methodNotAllowed(allow: "POST"))
+        default:
+            return Answer(response: Self.json(status: .notFound, #"{"error": "Not found."}"#))
+        }
+    }
+
+    // MARK: Logging
+
+    /// Wraps the body so that, once it is written or abandoned, the request is logged with the
+    /// number of bytes that really went out.
+    private func logged(_ answer: Answer, method: String, target: String) -> Response {
+        guard let requestLogger else { return answer.response }
+        var response = answer.response
+        let body = response.body
+        let status = response.status.code
+        let fault = answer.fault
+        response.body = ResponseBody(contentLength: body.contentLength) { writer in
+            let tally = ByteTally()
+            let record = { (error: String?) in
+                GalleryRequestRecord(method: method, path: target, status: status, bytes: tally.value, fault: fault, error: error)
+            }
+            do {
+                try await body.write(CountingBodyWriter(base: writer, tally: tally))
+                requestLogger(record(nil))
+            } catch {
+                requestLogger(record("\(error)"))
+                throw error
+            }
+        }
+        return response
+    }
+
+    // MARK: Building responses
+
+    /// A PNG response with the book's headers: `application/octet-stream` and the lying
+    /// `Content-Disposition: filename="N.tiff"`.
+    private static func png(n: Int, body: ResponseBody) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "application/octet-stream", .contentDisposition: "filename=\"\(n).tiff\""],
+            body: body
+        )
+    }
+
+    private static func json(status: HTTPResponse.Status, _ text: String) -> Response {
+        json(status: status, bytes: Array(text.utf8))
+    }
+
+    private static func json(status: HTTPResponse.Status, bytes: [UInt8]) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    private static func json(status: HTTPResponse.Status, encoding value: some Encodable) -> Response {
+        do {
+            let encoder = jsonEncoder()
+            return json(status: status, bytes: Array(try encoder.encode(value)))
+        } catch {
+            return json(status: .internalServerError, errorJSON("cannot encode the answer: \(error)"))
+        }
+    }
+
+    /// The encoder for every JSON answer: sorted keys, so answers are byte-stable, and `/` left
+    /// unescaped, so urls read as the book's server writes them (`"/gallery/image?3"`).
+    private static func jsonEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    private static func methodNotAllowed(allow: String) -> Response {
+        var response = json(status: .methodNotAllowed, #"{"error": "Method not allowed."}"#)
+        response.headers[.allow] = allow
+        return response
+    }
+
+    /// `{"error": message}` with the message escaped as a JSON string.
+    private static func errorJSON(_ message: String) -> String {
+        let encoded = (try? JSONEncoder().encode(["error": message])).map { String(decoding: $0, as: UTF8.self) }
+        return encoded ?? #"{"error": "internal error"}"#
+    }
+}

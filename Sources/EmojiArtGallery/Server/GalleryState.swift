@@ -1,0 +1,144 @@
+import Synchronization
+
+/// Everything a running gallery shares between its request handlers: the catalog, the image
+/// cache, the fault plan, request counts and the stop flag.
+///
+/// One `Mutex` guards the small mutable part; every critical section is a few dictionary
+/// operations, never I/O or painting, so handlers on NIO's threads never wait long. The catalog
+/// is immutable after init and the image cache has its own lock.
+final class GalleryState: Sendable {
+    /// Number of unique items (N = 1...count).
+    let count: Int
+    /// Names, urls, prices and checksums for this server lifetime.
+    let catalog: GalleryCatalog
+    /// Encoded PNGs, made on first request.
+    let images = GalleryImageCache()
+
+    private struct Mutable {
+        var faults: GalleryFaults
+        var counts: [String: Int] = [:]
+        var total = 0
+        var imageRequests = 0
+        var changeStamp = 0
+        var activeStreams = 0
+        var stopping = false
+    }
+
+    private let mutable: Mutex<Mutable>
+
+    init(count: Int, faults: GalleryFaults) {
+        self.count = count
+        self.catalog = GalleryCatalog(count: count)
+        self.mutable = Mutex(Mutable(faults: faults))
+    }
+
+    // MARK: Faults
+
+    /// The fault plan in force.
+    var faults: GalleryFaults {
+        mutable.withLock { $0.faults }
+    }
+
+    /// Replaces the fault plan; a new generation drops the previous generation's cached images.
+    func setFaults(_ faults: GalleryFaults) {
+        let generationChanged = mutable.withLock { state in
+            defer { state.faults = faults }
+            return state.faults.generation != faults.generation
+        }
+        if generationChanged {
+            images.keepOnly(generation: faults.generation)
+        }
+    }
+
+    /// A fresh number for each response of the `changing` fault (1, 2, 3, ...).
+    func nextChangeStamp() -> Int {
+        mutable.withLock { state in
+            state.changeStamp += 1
+            return state.changeStamp
+        }
+    }
+
+    // MARK: Counting
+
+    /// Counts one request to `target` (path and query); `isImage` adds it to the image total.
+    func recordRequest(target: String, isImage: Bool) {
+        mutable.withLock { state in
+            state.counts[target, default: 0] += 1
+            state.total += 1
+            if isImage { state.imageRequests += 1 }
+        }
+    }
+
+    /// Requests to exactly `target` since start or the last reset.
+    func requestCount(target: String) -> Int {
+        mutable.withLock { $0.counts[target] ?? 0 }
+    }
+
+    /// Requests to `/gallery/image` with any query.
+    var imageRequestCount: Int {
+        mutable.withLock { $0.imageRequests }
+    }
+
+    /// Sets every count to zero.
+    func resetCounts() {
+        mutable.withLock { state in
+            state.counts = [:]
+            state.total = 0
+            state.imageRequests = 0
+        }
+    }
+
+    /// A snapshot for `GET /_control/stats`.
+    var stats: GalleryStats {
+        mutable.withLock { state in
+            GalleryStats(
+                total: state.total, imageRequests: state.imageRequests, paths: state.counts,
+                activeStreams: state.activeStreams, faults: state.faults
+            )
+        }
+    }
+
+    // MARK: Streams and stopping
+
+    /// Marks the start of a long-running body (endless, slow); pair with ``streamEnded()``.
+    func streamStarted() {
+        mutable.withLock { $0.activeStreams += 1 }
+    }
+
+    /// Marks the end of a long-running body.
+    func streamEnded() {
+        mutable.withLock { $0.activeStreams -= 1 }
+    }
+
+    /// Long-running bodies now in progress.
+    var activeStreams: Int {
+        mutable.withLock { $0.activeStreams }
+    }
+
+    /// Tells long-running bodies and pauses to finish now: the server is stopping.
+    func beginStopping() {
+        mutable.withLock { $0.stopping = true }
+    }
+
+    /// Whether ``beginStopping()`` was called.
+    var isStopping: Bool {
+        mutable.withLock { $0.stopping }
+    }
+
+    /// Sleeps for `milliseconds`, in short steps so that a stopping server (or a cancelled task)
+    /// does not wait out a long injected delay. Returns false if it was cut short.
+    func pause(milliseconds: Int) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(milliseconds))
+        while clock.now < deadline {
+            if isStopping || Task.isCancelled { return false }
+            let step = min(Duration.milliseconds(20), clock.now.duration(to: deadline))
+            do {
+                try await clock.sleep(for: step)
+            } catch {
+                return false
+            }
+        }
+        return !isStopping
+    }
+}

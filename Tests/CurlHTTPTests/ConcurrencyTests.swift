@@ -1,0 +1,125 @@
+import CurlHTTP
+import Testing
+
+/// Many requests at once, cancellation, and shutdown under load.
+@Suite("Concurrency", .timeLimit(.minutes(1)))
+struct ConcurrencyTests {
+    @Test("100 concurrent requests with maxConcurrentRequests 4: all succeed on at most 4 reused connections")
+    func hundredConcurrent() async throws {
+        let server = try TestHTTPServer { request in
+            .respond(status: 200, body: Array(request.target.utf8), delayMilliseconds: 5)
+        }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4))
+        defer { client.shutdown() }
+
+        let bodies = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+            for index in 0..<100 {
+                group.addTask { (index, try await client.fetch(server.url("/item/\(index)"))) }
+            }
+            var bodies: [Int: [UInt8]] = [:]
+            for try await (index, body) in group { bodies[index] = body }
+            return bodies
+        }
+
+        #expect(bodies.count == 100)
+        for (index, body) in bodies { #expect(body == Array("/item/\(index)".utf8)) }
+        let statistics = client.statistics
+        #expect(statistics.requestsSucceeded == 100)
+        #expect(statistics.peakActiveTransfers <= 4)
+        #expect(statistics.peakActiveTransfers >= 2)
+        #expect(statistics.activeTransfers == 0)
+        #expect(server.peakOpenConnections <= 4)
+        #expect(server.acceptedConnections <= 4)
+        #expect(statistics.connectionsOpened == server.acceptedConnections)
+        #expect(server.requests.count == 100)
+    }
+
+    @Test("Cancelling a slow request returns promptly, drops its connection, and the client keeps working")
+    func cancellation() async throws {
+        let server = try TestHTTPServer { request in
+            request.target == "/slow" ? .silent : .respond(status: 200, body: Array("ok".utf8))
+        }
+        defer { server.stop() }
+        let client = try CurlHTTPClient()
+        defer { client.shutdown() }
+
+        let task = Task { try await client.get(server.url("/slow")) }
+        #expect(await eventually { server.requestCount("/slow") == 1 })
+        let start = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        #expect(ContinuousClock.now - start < .milliseconds(500))
+        #expect(throws: CancellationError.self) { try result.get() }
+
+        // The loop took the transfer off libcurl, which closed its connection.
+        #expect(await eventually { server.openConnections == 0 })
+        #expect(await eventually { client.statistics.requestsCancelled == 1 })
+        #expect(try await client.fetch(server.url("/after")) == Array("ok".utf8))
+        #expect(client.statistics.activeTransfers == 0)
+    }
+
+    @Test("A task cancelled before it asks never reaches the network")
+    func cancelledBeforeStart() async throws {
+        let server = try TestHTTPServer { _ in .respond(status: 200) }
+        defer { server.stop() }
+        let client = try CurlHTTPClient()
+        defer { client.shutdown() }
+
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.get(server.url("/never"))
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(client.statistics.requestsStarted == 0)
+        #expect(server.acceptedConnections == 0)
+    }
+
+    @Test("Cancelling requests still waiting in the queue skips them without I/O")
+    func cancelQueued() async throws {
+        let server = try TestHTTPServer { request in
+            request.target == "/blocker" ? .silent : .respond(status: 200, body: Array(request.target.utf8))
+        }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 1))
+        defer { client.shutdown() }
+
+        let blocker = Task { try await client.get(server.url("/blocker")) }
+        #expect(await eventually { server.requestCount("/blocker") == 1 })
+        let queued = (0..<5).map { index in Task { try await client.get(server.url("/queued/\(index)")) } }
+        try await Task.sleep(for: .milliseconds(50))
+        for task in queued { task.cancel() }
+        for task in queued {
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
+        blocker.cancel()
+        _ = await blocker.result
+
+        #expect(try await client.fetch(server.url("/after")) == Array("/after".utf8))
+        #expect(server.requests.map(\.target) == ["/blocker", "/after"])
+        #expect(client.statistics.requestsStarted == 2)
+    }
+
+    @Test("shutdown fails running and queued requests promptly, and later requests fail at once")
+    func shutdownInFlight() async throws {
+        let server = try TestHTTPServer { _ in .silent }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 2))
+
+        let tasks = (0..<4).map { index in Task { try await client.get(server.url("/slow/\(index)")) } }
+        #expect(await eventually { server.requests.count == 2 })
+        let start = ContinuousClock.now
+        client.shutdown()
+        for task in tasks {
+            let error = await #expect(throws: HTTPClientError.self) { try await task.value }
+            #expect(error?.kind == .cancelled)
+        }
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(await eventually { server.openConnections == 0 })
+
+        let late = await #expect(throws: HTTPClientError.self) { try await client.get(server.url("/late")) }
+        #expect(late?.kind == .cancelled)
+        client.shutdown()
+        #expect(server.requests.count == 2)
+    }
+}

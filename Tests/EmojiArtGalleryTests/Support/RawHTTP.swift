@@ -1,0 +1,125 @@
+import Foundation
+import Glibc
+
+/// What a raw HTTP/1.1 read saw: the parsed head and the body bytes exactly as they came off the
+/// socket (chunk framing included for chunked bodies).
+struct RawResponse: Sendable {
+    var status: Int
+    /// Header values by lower-cased name.
+    var headers: [String: String]
+    var body: [UInt8]
+    /// Whether the server closed the connection (read returned 0 or the connection was reset)
+    /// before the client stopped reading.
+    var serverClosed: Bool
+}
+
+/// A minimal HTTP/1.1 client on a POSIX socket, for the faults URLSession hides: a body shorter
+/// than its Content-Length, and a body that never ends.
+///
+/// The blocking socket calls run on a thread of their own, never on Swift's cooperative pool,
+/// whose few threads the in-process server needs to answer.
+enum RawHTTP {
+    /// How a slow client reads: a small fixed receive buffer (`SO_RCVBUF`, which also stops the
+    /// kernel from growing it) and a pause after every read.
+    struct SlowReader: Sendable {
+        var receiveBufferBytes: Int32
+        var pauseMilliseconds: Int
+    }
+
+    /// Sends `GET path` to 127.0.0.1:port and reads the response until the server closes the
+    /// connection or `bodyLimit` body bytes have arrived; then hangs up.
+    static func get(
+        _ baseURL: String, _ path: String, bodyLimit: Int = .max, slowReader: SlowReader? = nil, timeoutSeconds: Int = 20
+    ) async throws -> RawResponse {
+        guard let port = URL(string: baseURL)?.port else { throw TestFailure("no port in \(baseURL)") }
+        return try await onOwnThread {
+            try exchange(port: port, path: path, bodyLimit: bodyLimit, slowReader: slowReader, timeoutSeconds: timeoutSeconds)
+        }
+    }
+
+    private static func exchange(port: Int, path: String, bodyLimit: Int, slowReader: SlowReader?, timeoutSeconds: Int) throws -> RawResponse {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = slowReader?.receiveBufferBytes {
+            // Before connect, so the TCP window is negotiated with it.
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr = in_addr(s_addr: inet_addr("127.0.0.1"))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw TestFailure("connect: errno \(errno)") }
+
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        var sent = 0
+        while sent < request.count {
+            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw TestFailure("send: errno \(errno)") }
+            sent += n
+        }
+
+        var received: [UInt8] = []
+        var headEnd: Int?
+        var serverClosed = false
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            if let headEnd, received.count - headEnd >= bodyLimit { break }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 || (n < 0 && errno == ECONNRESET) {
+                serverClosed = true
+                break
+            }
+            guard n > 0 else { throw TestFailure("recv: errno \(errno) after \(received.count) bytes") }
+            received.append(contentsOf: buffer[0..<n])
+            if let slowReader {
+                usleep(useconds_t(slowReader.pauseMilliseconds * 1000))
+            }
+            if headEnd == nil, let end = headerEnd(in: received) {
+                headEnd = end
+            }
+        }
+        guard let headEnd else { throw TestFailure("no complete response head in \(received.count) bytes") }
+        let head = String(decoding: received[0..<headEnd], as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        guard let statusLine = lines.first, statusLine.split(separator: " ").count >= 2,
+              let status = Int(statusLine.split(separator: " ")[1]) else {
+            throw TestFailure("bad status line in \(head)")
+        }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let body = Array(received[headEnd...].prefix(bodyLimit))
+        return RawResponse(status: status, headers: headers, body: body, serverClosed: serverClosed)
+    }
+
+    /// The index just past the blank line ending the head, if it has arrived.
+    private static func headerEnd(in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 0...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+            return index + 4
+        }
+        return nil
+    }
+}
+
+/// Runs blocking `work` on a new thread and returns its result, keeping the cooperative pool free.
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try work() })
+        }
+        thread.start()
+    }
+}
