@@ -19,6 +19,9 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
     /// Image content generation. Bump it and every image's bytes change (the feed's checksums do
     /// not: they are opaque tags, as in the book). 0 is the pristine set.
     public var generation: Int
+    /// Extra feed items with these `url`s, appended once each after the shuffled listing: how tests serve a
+    /// hostile feed (absolute URLs, other hosts, `..`) to a client that must refuse them.
+    public var extraFeedURLs: [String]
 
     /// The book's behaviour: no faults.
     public static let none = GalleryFaults()
@@ -30,7 +33,8 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
         feedStatus: Int? = nil,
         imageFaults: [Int: ImageFault] = [:],
         allImages: ImageFault? = nil,
-        generation: Int = 0
+        generation: Int = 0,
+        extraFeedURLs: [String] = []
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.emptyFeed = emptyFeed
@@ -38,6 +42,7 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
         self.imageFaults = imageFaults
         self.allImages = allImages
         self.generation = generation
+        self.extraFeedURLs = extraFeedURLs
     }
 
     /// The fault that applies to image N: its own entry, else ``allImages``, else nil.
@@ -48,7 +53,7 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
 
 extension GalleryFaults: Codable {
     private enum CodingKeys: String, CodingKey {
-        case latencyMilliseconds, emptyFeed, feedStatus, imageFaults, allImages, generation
+        case latencyMilliseconds, emptyFeed, feedStatus, imageFaults, allImages, generation, extraFeedURLs
     }
 
     /// Decodes a plan in which every key is optional and takes its "no fault" default.
@@ -60,7 +65,8 @@ extension GalleryFaults: Codable {
             feedStatus: try container.decodeIfPresent(Int.self, forKey: .feedStatus),
             imageFaults: try container.decodeIfPresent([Int: ImageFault].self, forKey: .imageFaults) ?? [:],
             allImages: try container.decodeIfPresent(ImageFault.self, forKey: .allImages),
-            generation: try container.decodeIfPresent(Int.self, forKey: .generation) ?? 0
+            generation: try container.decodeIfPresent(Int.self, forKey: .generation) ?? 0,
+            extraFeedURLs: try container.decodeIfPresent([String].self, forKey: .extraFeedURLs) ?? []
         )
         if let status = feedStatus, !(100...599).contains(status) {
             throw DecodingError.dataCorruptedError(
@@ -81,5 +87,6 @@ extension GalleryFaults: Codable {
         try container.encode(imageFaults, forKey: .imageFaults)
         try container.encode(allImages, forKey: .allImages)
         try container.encode(generation, forKey: .generation)
+        try container.encode(extraFeedURLs, forKey: .extraFeedURLs)
     }
 }

@@ -72,7 +72,10 @@ struct GalleryResponder: HTTPResponder {
             return Answer(response: Self.json(status: .ok, "[]"), fault: "emptyFeed")
         }
         let items = state.catalog.items
-        let listing = (items + items + items).shuffled()
+        let extras = faults.extraFeedURLs.enumerated().map { index, url in
+            GalleryItem(name: "Injected \(index + 1)", url: url, price: 0, checksum: "injected-\(index + 1)")
+        }
+        let listing = (items + items + items).shuffled() + extras
         do {
             let data = try Self.jsonEncoder().encode(listing)
             return Answer(response: Self.json(status: .ok, bytes: Array(data)))

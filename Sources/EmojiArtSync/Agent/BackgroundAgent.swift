@@ -153,7 +153,7 @@ public final class BackgroundAgent: Sendable {
                     await handle(batch)
                 }
             } onCancel: {
-                watcher.stop()
+                watcher.requestStop()  // never block in a cancellation handler: the reader may need this task
             }
             watcher.stop()
             if Task.isCancelled { return }

@@ -181,6 +181,16 @@ public final class DirectoryWatcher: Sendable {
         }
     }
 
+    /// Asks the reader thread to end and finish ``events``, without waiting for it: safe where blocking is not,
+    /// such as a task cancellation handler (the reader's last `yield` may need the very task whose handler is
+    /// running, so joining there would deadlock). Call ``stop()`` afterwards, outside the handler, to release
+    /// the descriptors. If a `stop()` is already under way this does nothing: that call ends the thread.
+    public func requestStop() {
+        _ = thread.withLockIfAvailable { thread in
+            if thread != nil { wake.signal() }
+        }
+    }
+
     deinit {
         stop()
     }

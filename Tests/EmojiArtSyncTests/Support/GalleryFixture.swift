@@ -30,8 +30,8 @@ final class GalleryFixture: Sendable {
         configuration.server = try ServerAddress(baseURL)
         configuration.logToStandardError = false
         configuration.retries = 0
-        configuration.connectTimeout = .seconds(2)
-        configuration.stallTimeout = .seconds(2)
+        configuration.connectTimeout = .seconds(10)
+        configuration.stallTimeout = .seconds(10)
         return configuration
     }
 

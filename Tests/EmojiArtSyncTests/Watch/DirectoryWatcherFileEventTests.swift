@@ -198,8 +198,9 @@ extension WatchTests {
             }
             // One element per read(2), and a read takes everything queued since the last one. How much that
             // is depends on how fast the reader thread gets the CPU back (typically 160 to 350 batches for
-            // 2,000 deletes on a busy 2-core machine), so the bound is loose; one element per event fails it.
-            #expect(seen.batches.count <= count / 2, "\(seen.batches.count) batches for \(count) events")
+            // 2,000 deletes on a busy 2-core machine, but 1,330 seen when the deleting thread had a core of its
+            // own), so the bound is loose; one element per event fails it.
+            #expect(seen.batches.count < count, "\(seen.batches.count) batches for \(count) events")
             let largest = seen.batches.map(\.count).max() ?? 0
             #expect(largest > 1, "batches hold more than one event")
         }
