@@ -5,9 +5,9 @@ import CCurl
 /// libcurl documents `curl_multi_wakeup` as safe to call from another thread while the owner
 /// is inside `curl_multi_poll`; every other use of the handle stays on the loop thread, which
 /// is why this wrapper exposes nothing else.
-// SAFETY: only `curl_multi_wakeup` is reachable through this type (thread-safe per libcurl's
-// documentation), and ``CurlLoopMailbox`` calls it only under its lock while the phase says the
-// handle is alive; the loop removes it (`markStopped`) under that lock before `curl_multi_cleanup`.
+// ``CurlLoopMailbox`` calls it only under its lock while the phase says the handle is alive; the
+// loop removes it (`markStopped`) under that lock before `curl_multi_cleanup`.
+// SAFETY: only `curl_multi_wakeup` (thread-safe per libcurl) is reachable, and only while the handle lives.
 struct CurlMultiWakeup: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
 
