@@ -32,8 +32,6 @@ public struct AgentConfiguration: Sendable {
     public var maxDeletePercent = 50
     /// How often to rescan when inotify cannot be used (watch or instance limit reached).
     public var fallbackRescanInterval: Duration = .seconds(30)
-    /// How long a graceful stop may take before the agent gives up waiting for in-flight work.
-    public var stopTimeout: Duration = .milliseconds(1500)
 
     public init(directory: SyncDirectory) {
         self.directory = directory

@@ -112,6 +112,7 @@ public final class BackgroundAgent: Sendable {
             case .sighup:
                 logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
                 agent.logSink.reopen()
+                await keeper.forgetFailures()
                 await keeper.pollNow(fullPass: true)
                 await keeper.rescanAll()
             case .sigusr1:

@@ -89,11 +89,15 @@ public final class MirrorKeeper {
         if fullPassRequested {
             fullPassRequested = false
             await access(feed.entries)
-        } else {
-            var missing: [AssetKey] = []
-            for key in feed.uniqueKeys where !database.isStored(key) { missing.append(key) }
-            await refetch(missing.filter { !repairing.contains($0) }, reason: nil)
         }
+        // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and every owned file
+        // is checked (an lstat each, a hash only if it changed): the poll is the safety net for anything the
+        // watcher could not see or a repair could not finish.
+        var missing: [AssetKey] = []
+        for key in feed.uniqueKeys where !database.isStored(key) { missing.append(key) }
+        await refetch(missing, reason: nil)
+        rescanAll()
+        await checkPending()
         let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
         nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
         lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
@@ -206,13 +210,41 @@ public final class MirrorKeeper {
         }
     }
 
-    /// Retries accesses whose remembered failure has reached its retry time.
+    /// Retries accesses whose remembered failure has reached its retry time: keys never stored are fetched,
+    /// and stored ones are checked, so a repair that failed (file still missing or corrupt) is tried again.
+    /// A failed retry keeps its record, so the backoff keeps growing up to its cap.
     public func retryDueFailures() async {
         let due = await loader.keysDueForRetry()
+        guard !due.isEmpty else { return }
         let current = Set(feedKeys)
-        let keys = due.filter { current.contains($0) && !database.isStored($0) }
-        guard !keys.isEmpty else { return }
-        await refetch(keys, reason: nil)
+        var unstored: [AssetKey] = []
+        var missing: [AssetKey] = []
+        var corrupt: [AssetKey] = []
+        for key in due {
+            guard current.contains(key), !repairing.contains(key) else {
+                if !current.contains(key) { await loader.forgetFailure(key) }
+                continue
+            }
+            guard database.isStored(key) else {
+                unstored.append(key)
+                continue
+            }
+            switch await database.check(fileNamed: AssetFileName.name(for: key)) {
+            case .intact: await loader.forgetFailure(key)
+            case .damaged(.missing): missing.append(key)
+            case .damaged(.corrupt): corrupt.append(key)
+            case .notOwned: unstored.append(key)
+            }
+        }
+        async let fetched: Void = refetch(unstored, reason: nil)
+        async let restored: Void = refetch(missing, reason: .missing)
+        async let replaced: Void = refetch(corrupt, reason: .corrupt)
+        _ = await (fetched, restored, replaced)
+    }
+
+    /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
+    public func forgetFailures() async {
+        await loader.forgetFailures()
     }
 
     // MARK: - Purging

@@ -146,3 +146,27 @@ struct BackgroundAgentTests {
         await gallery.stop()
     }
 }
+
+/// Regressions found by the soak test.
+@Suite(.timeLimit(.minutes(2)))
+struct BackgroundAgentRetryTests {
+    /// A file deleted while the gallery failed for it used to stay missing until the next feed poll (an hour
+    /// here): retries only looked at keys with no manifest record, and a deleted file still has one.
+    @Test func aRepairThatFailedIsRetriedWhenItsBackoffExpires() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("retry-repair")
+        let agent = try await gallery.startAgent(dir: dir)
+        gallery.server.setFaults(GalleryFaults(imageFaults: [1: .serverError, 2: .corrupt]))
+        try FileManager.default.removeItem(atPath: dir.file("gallery_image_1.png"))
+        truncate(dir.file("gallery_image_2.png"), 5)
+        #expect(await eventually {
+            gallery.server.requestCount(path: "/gallery/image?1") >= 2 && gallery.server.requestCount(path: "/gallery/image?2") >= 2
+        })
+        gallery.server.setFaults(.none)
+        // The first retry comes after about 2 s (RetryPolicy's base, less jitter): well inside 15 s.
+        let back = await eventually(timeout: .seconds(15)) { gallery.isMirrored(1, in: dir) && gallery.isMirrored(2, in: dir) }
+        #expect(back)
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+}
