@@ -106,11 +106,7 @@ public final class ImageDatabase {
         case .notStored:
             break
         case .damaged(let reason):
-            repairs += 1
-            logger.info("re-fetching damaged asset", metadata: [
-                "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
-                "file": .string(AssetFileName.name(for: key)),
-            ])
+            noteRepair(of: key, reason: reason)
         }
         return try await loadFromNetwork(key)
     }
@@ -253,9 +249,13 @@ public final class ImageDatabase {
         }
     }
 
-    /// Counts a repair started from outside (the keeper's watcher-driven repairs).
-    public func noteRepair() {
+    /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
+    public func noteRepair(of key: AssetKey, reason: DamageReason) {
         repairs += 1
+        logger.info("re-fetching damaged asset", metadata: [
+            "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
+            "file": .string(AssetFileName.name(for: key)),
+        ])
     }
 
     // MARK: - Checking and removing owned files

@@ -159,13 +159,7 @@ public final class MirrorKeeper {
         repairing.formUnion(keys)
         await withTaskGroup(of: Void.self) { group in
             for key in keys {
-                if let reason {
-                    database.noteRepair()
-                    logger.info("re-fetching damaged asset", metadata: [
-                        "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
-                        "file": .string(AssetFileName.name(for: key)),
-                    ])
-                }
+                if let reason { database.noteRepair(of: key, reason: reason) }
                 group.addTask { [database] in _ = try? await database.refetch(key) }
             }
         }

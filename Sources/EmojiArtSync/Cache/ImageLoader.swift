@@ -110,11 +110,6 @@ public actor ImageLoader {
         }
     }
 
-    /// Caches an asset read from elsewhere (so the next access is a memory hit).
-    public func insert(_ asset: Asset) {
-        memory.insert(asset)
-    }
-
     /// Drops every cached asset and every remembered failure. Returns what was dropped.
     @discardableResult
     public func purge() -> (entries: Int, bytes: Int) {
@@ -138,10 +133,6 @@ public actor ImageLoader {
         return failures.filter { $0.value.retryAt <= current }.map(\.key).sorted()
     }
 
-    /// The earliest retry time among remembered failures.
-    public var nextRetryAt: ContinuousClock.Instant? { failures.values.map(\.retryAt).min() }
-
-    public var cachedEntries: Int { memory.count }
     public var cachedBytes: Int { memory.totalBytes }
     public var failingKeys: [AssetKey] { failures.keys.sorted() }
 }
