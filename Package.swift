@@ -23,7 +23,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
@@ -38,6 +37,13 @@ let package = Package(
             name: "CPNG",
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
+        ),
+        // OpenSSL's libcrypto, for SHA-256: already on every system that has libcurl4-openssl, so no crypto
+        // library is compiled with the package (swift-crypto's BoringSSL doubled the first build's time).
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
         ),
         // The few C functions Swift cannot express: libpng's setjmp/longjmp error path, renameat2(2).
         .target(name: "CShims", dependencies: ["CPNG"]),
@@ -58,10 +64,9 @@ let package = Package(
         .target(
             name: "EmojiArtSync",
             dependencies: [
-                "CurlHTTP", "EmojiArtPNG", "CShims",
+                "CurlHTTP", "EmojiArtPNG", "CShims", "CCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -1,5 +1,3 @@
-import Crypto
-
 /// A validated image: the exact bytes the server sent, their digest and the PNG's dimensions.
 /// Immutable and `Sendable`, so the memory cache, the database and the log can all hold it.
 public struct Asset: Sendable, Equatable {
@@ -20,14 +18,7 @@ public struct Asset: Sendable, Equatable {
 
     /// Lowercase hex SHA-256 of `bytes`. Pure; callers run it off the actors.
     public static func digest(_ bytes: [UInt8]) -> String {
-        let table = Array("0123456789abcdef".utf8)
-        var hex = [UInt8]()
-        hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: bytes) {
-            hex.append(table[Int(byte >> 4)])
-            hex.append(table[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        SHA256Digest.hex(of: bytes)
     }
 }
 

@@ -1,5 +1,3 @@
-import Crypto
-
 /// Maps an asset key to the name of its file in the sync directory. A pure function of the key.
 ///
 /// The book's mapping (drop the leading `/`, split at punctuation, join with `_`, here plus `.png`) turns
@@ -21,11 +19,7 @@ public enum AssetFileName {
         if let simple = bookName(for: key.rawValue) {
             return simple + fileExtension
         }
-        let digest = SHA256.hash(data: Array(key.rawValue.utf8))
-        let hex = digest.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
-        }.joined()
+        let hex = SHA256Digest.hex(of: Array(key.rawValue.utf8))
         let readable = String(bookMapping(key.rawValue).prefix(48))
         let stem = readable.isEmpty ? "asset-\(hex.prefix(32))" : "asset-\(readable)-\(hex.prefix(32))"
         return stem + fileExtension

@@ -24,16 +24,25 @@ final class RunningAgent: Sendable {
 }
 
 extension GalleryFixture {
-    /// Starts a background agent on `dir` and waits until every valid asset is on disk.
-    func startAgent(dir: TemporaryDirectory, adjust: (inout AgentConfiguration) -> Void = { _ in }) async throws -> RunningAgent {
+    /// Starts a background agent on `dir` and waits until every valid asset is on disk. When that does not
+    /// happen within `timeout`, stops the agent and throws: the test fails, never the whole run. The default
+    /// leaves a slow 2-core machine running a debug build about ten times what a fast one needs.
+    func startAgent(
+        dir: TemporaryDirectory, timeout: Duration? = nil, adjust: (inout AgentConfiguration) -> Void = { _ in }
+    ) async throws -> RunningAgent {
         var configuration = try configuration(dir: dir.path)
         configuration.pollInterval = .seconds(3600)
         adjust(&configuration)
         let agent = try await RunningAgent(configuration)
-        let synced = await eventually(timeout: .seconds(60)) {
+        let limit = timeout ?? .seconds(30 + count / 10)
+        let synced = await eventually(timeout: limit) {
             validNumbers.allSatisfy { FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) }
         }
-        precondition(synced, "the agent did not finish its first sync")
+        guard synced else {
+            _ = await agent.stop()
+            let missing = validNumbers.filter { !FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) }
+            throw TestFailure("the agent's first sync did not finish within \(limit): \(missing.count) of \(validNumbers.count) files missing")
+        }
         return agent
     }
 

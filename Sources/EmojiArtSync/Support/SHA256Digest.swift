@@ -1,0 +1,56 @@
+import CCrypto
+
+/// SHA-256 through the system's OpenSSL libcrypto (EVP interface): the digest of the asset files, of the
+/// manifest's records and of the keys behind hashed file names.
+///
+/// A value type you feed bytes to (`update`) and then `finalize`; `hex(of:)` is the one-shot form. Pure work,
+/// so callers run it off the actors.
+public struct SHA256Digest: ~Copyable {
+    private let context: OpaquePointer
+
+    public init() {
+        // EVP_MD_CTX_new only fails when malloc does; the process cannot go on without memory anyway.
+        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
+        self.context = context
+        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        EVP_DigestUpdate(context, base, bytes.count)
+    }
+
+    /// The 32-byte digest of everything fed so far.
+    public consuming func finalize() -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        return Array(digest.prefix(Int(length)))
+    }
+
+    /// The 32-byte digest of `bytes`.
+    public static func bytes(of bytes: [UInt8]) -> [UInt8] {
+        var digest = SHA256Digest()
+        bytes.withUnsafeBytes { digest.update($0) }
+        return digest.finalize()
+    }
+
+    /// Lowercase hex SHA-256 of `bytes`.
+    public static func hex(of bytes: [UInt8]) -> String {
+        hexString(Self.bytes(of: bytes))
+    }
+
+    /// Lowercase hex of `bytes`.
+    public static func hexString(_ bytes: [UInt8]) -> String {
+        let table = Array("0123456789abcdef".utf8)
+        var hex = [UInt8]()
+        hex.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            hex.append(table[Int(byte >> 4)])
+            hex.append(table[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
+    }
+}
