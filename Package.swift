@@ -45,6 +45,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // SQLite, for the stored-images index: the system library, so nothing is compiled for it.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // The few C functions Swift cannot express: libpng's setjmp/longjmp error path, renameat2(2).
         .target(name: "CShims", dependencies: ["CPNG"]),
 
@@ -64,7 +70,7 @@ let package = Package(
         .target(
             name: "EmojiArtSync",
             dependencies: [
-                "CurlHTTP", "EmojiArtPNG", "CShims", "CCrypto",
+                "CurlHTTP", "EmojiArtPNG", "CShims", "CCrypto", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -8,6 +8,9 @@ public struct AgentConfiguration: Sendable {
     public var server: ServerAddress = .default
     /// Transfers at once. 8 keeps a small gallery server busy without queueing at its accept loop.
     public var concurrency = 8
+    /// Accesses a pass keeps pending at once (duplicates waiting on a load included): enough to keep
+    /// `concurrency` transfers busy while others are answered from memory or disk, never a task per entry.
+    public var accessWindow: Int { max(32, concurrency * 8) }
     /// The memory cache's bound. 64 MiB holds the book gallery many times over.
     public var memoryLimit = 64 * 1024 * 1024
     public var verification: PNGVerification = .structure

@@ -75,7 +75,7 @@ public final class BackgroundAgent: Sendable {
     }
 
     private func finish() async -> ExitStatus {
-        try? await agent.database.flushManifest()
+        try? await agent.database.makeDurable()
         let removed = directory.removeStaleTemporaryFiles()
         var status = await currentStatus()
         status.state = "stopped"

@@ -7,17 +7,19 @@ import Glibc
 
 /// The persistent image cache: memory, then disk, then network, and the ledger of what the agent wrote.
 ///
-/// Owns (in the `SyncActor` silo) the `DiskStorage`, the `Manifest` that is both the stored-images index and
+/// Owns (in the `SyncActor` silo) the `DiskStorage`, the `AssetIndex` that is both the stored-images index and
 /// the ownership record, and the disk-hit, repair and conflict counters. Every asset access goes through
 /// `image(_:)`, which logs exactly one line with `hit=memory|disk|network` (or the failure).
 ///
 /// Rules it keeps:
-/// - A disk hit needs a regular file (no symlink followed) whose SHA-256 and size match the manifest and
-///   that still parses as a PNG; anything else is re-fetched and logged as `event=repair`.
-/// - Files not in the manifest are not the agent's: never modified, moved or deleted. If one sits at an
+/// - A disk hit needs a regular file (no symlink followed) whose size matches the index and whose `lstat`
+///   fingerprint is the one recorded when the agent last wrote or verified it; with another fingerprint, its
+///   SHA-256 must match the index and it must still parse as a PNG. Anything else is re-fetched and logged as
+///   `event=repair`.
+/// - Files not in the index are not the agent's: never modified, moved or deleted. If one sits at an
 ///   asset's path it is reported as a conflict, unless it is byte-identical to what the server sent, in which
-///   case it is adopted without touching it (this is how files written just before a crash, whose manifest
-///   record was not yet saved, come back under the agent's care).
+///   case it is adopted without touching it (this is how files written just before a crash, whose index
+///   row was not yet committed, come back under the agent's care).
 /// - New files are written to a temporary file, fsynced, and renamed with `RENAME_NOREPLACE`.
 @SyncActor
 public final class ImageDatabase {
@@ -26,17 +28,16 @@ public final class ImageDatabase {
     public let fetcher: AssetFetcher
     private let logger: Logger
 
-    /// The ledger and index. Saved by `flushManifest()`.
-    public private(set) var manifest = Manifest()
-    private var manifestDirty = false
-    /// Fingerprints of owned files as last written or verified: an unchanged fingerprint needs no re-hash.
-    private var fingerprints: [String: FileFingerprint] = [:]
+    /// The ledger and index; opened by `setUp()`.
+    public private(set) var index: AssetIndex!
 
     public private(set) var diskHits = 0
     public private(set) var networkFetches = 0
     public private(set) var bytesFetched = 0
     public private(set) var repairs = 0
     public private(set) var conflicts = 0
+    /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
+    public private(set) var filesRead = 0
 
     public init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
         self.storage = DiskStorage(directory: directory)
@@ -47,22 +48,22 @@ public final class ImageDatabase {
 
     public var directory: SyncDirectory { storage.directory }
 
-    /// Creates the directories, removes stale temporary files and loads the manifest.
+    /// Creates the directories and opens the index (rebuilding or importing it when needed).
     public func setUp() throws(SyncError) {
         try directory.prepare()
-        let (loaded, warning) = Manifest.load(from: directory.manifestPath)
-        if let warning {
-            logger.warning("manifest reset", metadata: ["event": "manifest", "reason": .string(warning)])
+        let (opened, notice) = try AssetIndex.open(directory: directory)
+        if let notice {
+            logger.warning("index rebuilt or imported", metadata: ["event": "index", "detail": .string(notice)])
         }
-        manifest = loaded
+        index = opened
         logger.info("database ready", metadata: [
-            "event": "setup", "dir": .string(directory.root), "files": .stringConvertible(manifest.files.count),
+            "event": "setup", "dir": .string(directory.root), "files": .stringConvertible(index.count),
         ])
     }
 
     /// Whether the agent has a recorded file for `key` (the book's `storedImagesIndex.contains`).
     public func isStored(_ key: AssetKey) -> Bool {
-        manifest.files[AssetFileName.name(for: key)]?.key == key.rawValue
+        index.entry(for: key) != nil
     }
 
     /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line. The line is
@@ -114,7 +115,7 @@ public final class ImageDatabase {
     private func loadFromNetwork(_ key: AssetKey) async throws -> (Asset, Hit) {
         let asset = try await fetcher.fetchAsset(key)
         networkFetches += 1
-        bytesFetched += asset.bytes.count
+        bytesFetched += asset.size
         try await store(asset)
         logAccess(key, hit: .network, asset: asset)
         return (asset, .network)
@@ -132,8 +133,35 @@ public final class ImageDatabase {
     }
 
     private func readFromDisk(_ key: AssetKey) async -> DiskLookup {
-        let name = AssetFileName.name(for: key)
-        guard let entry = manifest.files[name], entry.key == key.rawValue else { return .notStored }
+        guard let entry = index.entry(for: key) else { return .notStored }
+        let name = entry.name
+        switch await check(entry) {
+        case .trusted:
+            return .hit(Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256))
+        case .verified(let asset):
+            return .hit(asset)
+        case .changedMeanwhile:
+            return index.entry(named: name) == nil ? .notStored : .damaged(.corrupt)
+        case .damaged(let reason):
+            return .damaged(reason)
+        }
+    }
+
+    /// What a look at an owned file found.
+    private enum FileVerdict {
+        /// Its fingerprint is the recorded one: good without reading it.
+        case trusted
+        /// Read, hashed and parsed: good (its new fingerprint is recorded).
+        case verified(Asset)
+        case damaged(DamageReason)
+        /// The row changed while the file was being read (a purge, a repair): nothing can be said.
+        case changedMeanwhile
+    }
+
+    /// Looks at the file of `entry`: an `lstat` when its fingerprint is the recorded one, a read, hash and
+    /// structure check off the actor otherwise.
+    private func check(_ entry: IndexEntry) async -> FileVerdict {
+        let name = entry.name
         switch storage.state(of: name) {
         case .absent: return .damaged(.missing)
         case .symbolicLink, .other: return .damaged(.corrupt)
@@ -141,15 +169,24 @@ public final class ImageDatabase {
         case .regular: break
         }
         let path = directory.path(ofAsset: name)
+        let fingerprint = FileFingerprint.of(path)
+        if let fingerprint, fingerprint == entry.fingerprint { return .trusted }
+        guard let key = try? AssetKey(feedURL: entry.key) else { return .damaged(.corrupt) }
         let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
-        // Reentrancy: a purge or another write may have changed the record while we read.
-        guard manifest.files[name] == entry else { return .notStored }
+        filesRead += 1
+        // Reentrancy: a purge or another write may have changed the row while we read.
+        guard let now = index.entry(named: name), now.key == entry.key, now.sha256 == entry.sha256 else {
+            return .changedMeanwhile
+        }
         switch verdict {
         case .success(let asset):
-            fingerprints[name] = FileFingerprint.of(path)
-            return .hit(asset)
+            // Only a file that did not change while it was read earns the fingerprint.
+            if let fingerprint, FileFingerprint.of(path) == fingerprint {
+                try? index.setFingerprint(fingerprint, named: name)
+            }
+            return .verified(asset)
         case .failure(let reason):
-            fingerprints[name] = nil
+            if now.fingerprint != nil { try? index.setFingerprint(nil, named: name) }
             return .damaged(reason)
         }
     }
@@ -176,45 +213,62 @@ public final class ImageDatabase {
 
     /// Puts a fetched asset at its path, if the path is the agent's to write. Throws a `.conflict` error
     /// when it is not, leaving whatever is there untouched.
-    private func store(_ asset: Asset) async throws {
+    ///
+    /// The bytes go to a temporary file first (off the actor); whether the path is the agent's is decided
+    /// after that, on the actor, from what is there then, because a purge, a repair or the user may have
+    /// changed it while the file was written.
+    private func store(_ asset: Asset, tag: String? = nil) async throws {
+        guard let bytes = asset.bytes else { return }  // a trusted disk copy is already in place
         let name = AssetFileName.name(for: asset.key)
         let path = directory.path(ofAsset: name)
-        let owned = manifest.files[name]?.key == asset.key.rawValue
+        try refuseSpecialFile(at: name, key: asset.key, path: path)
+        let temporary = try await DiskStorage.writeTemporaryFile(bytes, in: directory.temporaryDirectory)
+        let owned = index.entry(named: name)?.key == asset.key.rawValue
         var replacing = false
         switch storage.state(of: name) {
         case .absent:
             replacing = false
+        case .regular where owned:
+            replacing = true
         case .regular:
-            if owned {
-                replacing = true
-            } else {
-                try await adoptOrRefuse(asset, name: name, path: path)
-                return
-            }
-        case .symbolicLink:
-            throw conflict(asset.key, path: path, what: "a symbolic link")
-        case .other:
-            throw conflict(asset.key, path: path, what: "not a regular file")
+            unlink(temporary)
+            try await adoptOrRefuse(asset, name: name, path: path, tag: tag)
+            return
+        case .symbolicLink, .other:
+            unlink(temporary)
+            try refuseSpecialFile(at: name, key: asset.key, path: path)
+            return
         }
-        let temporary = try await DiskStorage.writeTemporaryFile(asset.bytes, in: directory.temporaryDirectory)
         switch try storage.install(temporaryFile: temporary, as: name, replacing: replacing) {
         case .installed:
-            manifest.files[name] = Manifest.Entry(key: asset.key.rawValue, size: asset.bytes.count, sha256: asset.sha256)
-            fingerprints[name] = FileFingerprint.of(path)
-            manifestDirty = true
+            try record(asset, name: name, path: path, tag: tag)
         case .occupied:
-            try await adoptOrRefuse(asset, name: name, path: path)
+            try await adoptOrRefuse(asset, name: name, path: path, tag: tag)
         }
     }
 
-    private func adoptOrRefuse(_ asset: Asset, name: String, path: String) async throws {
+    /// Throws a conflict when a symbolic link or a non-regular file sits at the asset path.
+    private func refuseSpecialFile(at name: String, key: AssetKey, path: String) throws {
+        switch storage.state(of: name) {
+        case .symbolicLink: throw conflict(key, path: path, what: "a symbolic link")
+        case .other: throw conflict(key, path: path, what: "not a regular file")
+        case .absent, .regular: return
+        }
+    }
+
+    /// Records a file the agent just put in place (or adopted), with the fingerprint it has now.
+    private func record(_ asset: Asset, name: String, path: String, tag: String?) throws {
+        try index.put(IndexEntry(
+            name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
+            fingerprint: FileFingerprint.of(path)))
+    }
+
+    private func adoptOrRefuse(_ asset: Asset, name: String, path: String, tag: String?) async throws {
         let existing = await Self.digestOfFile(at: path)
         guard existing == asset.sha256, case .regular = storage.state(of: name) else {
             throw conflict(asset.key, path: path, what: "a file the agent did not write")
         }
-        manifest.files[name] = Manifest.Entry(key: asset.key.rawValue, size: asset.bytes.count, sha256: asset.sha256)
-        fingerprints[name] = FileFingerprint.of(path)
-        manifestDirty = true
+        try record(asset, name: name, path: path, tag: tag)
         logger.info("adopted identical file", metadata: [
             "event": "adopt", "key": .string(asset.key.rawValue), "file": .string(name),
         ])
@@ -235,18 +289,11 @@ public final class ImageDatabase {
             .conflict, "\(path) is \(what); left untouched (move it away to let the agent store \(key))", path: path)
     }
 
-    /// Saves the manifest if it changed, then flushes the directory's entries to disk.
-    public func flushManifest() async throws {
-        guard manifestDirty else { return }
-        manifestDirty = false
-        let snapshot = manifest
-        do {
-            try await snapshot.save(to: directory.manifestPath, temporaryDirectory: directory.temporaryDirectory)
-            storage.syncDirectory()
-        } catch {
-            manifestDirty = true
-            throw error
-        }
+    /// Makes everything recorded so far durable against a power cut: the directory's entries (renames,
+    /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
+    public func makeDurable() throws {
+        storage.syncDirectory()
+        try index.checkpoint()
     }
 
     /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
@@ -268,52 +315,40 @@ public final class ImageDatabase {
         case damaged(DamageReason)
     }
 
-    /// Checks the file `name` against the manifest: a cheap `lstat` when its fingerprint is the one recorded,
-    /// a hash off the actor otherwise.
+    /// Checks the file `name` against the index: a cheap `lstat` when its fingerprint is the recorded one, a
+    /// hash off the actor otherwise.
     public func check(fileNamed name: String) async -> FileCheck {
-        guard let entry = manifest.files[name], let key = try? AssetKey(feedURL: entry.key) else { return .notOwned }
-        let path = directory.path(ofAsset: name)
-        switch storage.state(of: name) {
-        case .absent: return .damaged(.missing)
-        case .symbolicLink, .other: return .damaged(.corrupt)
-        case .regular(let size) where size != entry.size: return .damaged(.corrupt)
-        case .regular: break
-        }
-        let fingerprint = FileFingerprint.of(path)
-        if let fingerprint, fingerprints[name] == fingerprint { return .intact }
-        let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
-        guard manifest.files[name] == entry else { return .notOwned }  // changed while we hashed
-        switch verdict {
-        case .success:
-            fingerprints[name] = fingerprint
-            return .intact
-        case .failure(let reason):
-            fingerprints[name] = nil
-            return .damaged(reason)
+        guard let entry = index.entry(named: name) else { return .notOwned }
+        switch await check(entry) {
+        case .trusted, .verified: return .intact
+        case .damaged(let reason): return .damaged(reason)
+        case .changedMeanwhile: return .notOwned
         }
     }
 
     /// The key recorded for file `name`, if the agent owns it.
     public func ownedKey(forFileNamed name: String) -> AssetKey? {
-        manifest.files[name].flatMap { try? AssetKey(feedURL: $0.key) }
+        index.entry(named: name).flatMap { try? AssetKey(feedURL: $0.key) }
     }
 
-    /// Every key the agent owns a file for.
+    /// Every key the agent owns a file for. Walks the index: for polls and purges, not per access.
     public var ownedKeys: [AssetKey] {
-        manifest.files.values.compactMap { try? AssetKey(feedURL: $0.key) }.sorted()
+        index.allEntries().compactMap { try? AssetKey(feedURL: $0.key) }.sorted()
     }
+
+    /// How many files the agent owns.
+    public var ownedCount: Int { index.count }
 
     /// Removes the agent's file for `key` (only if its bytes are still what the agent wrote) and forgets it.
     /// A file changed by someone else is left in place and simply stops being the agent's.
     @discardableResult
     public func removeOwnedFile(for key: AssetKey) async throws -> Int {
-        let name = AssetFileName.name(for: key)
-        guard let entry = manifest.files[name], entry.key == key.rawValue else { return 0 }
+        guard let entry = index.entry(for: key) else { return 0 }
+        let name = entry.name
         let removable = await check(fileNamed: name) == .intact
-        guard manifest.files[name] == entry else { return 0 }
-        manifest.files[name] = nil
-        fingerprints[name] = nil
-        manifestDirty = true
+        // Reentrancy: the row may have been replaced or removed while the file was checked.
+        guard let now = index.entry(for: key), now.sha256 == entry.sha256 else { return 0 }
+        try index.remove(named: name)
         if removable, try storage.remove(name) { return entry.size }
         return 0
     }
@@ -330,10 +365,8 @@ public final class ImageDatabase {
                 bytes += removed
             }
         }
-        manifest.files.removeAll()
-        fingerprints.removeAll()
-        manifestDirty = true
-        try await flushManifest()
+        try index.removeAll()
+        try makeDurable()
         return (files, bytes)
     }
 
@@ -342,7 +375,7 @@ public final class ImageDatabase {
     private func logAccess(_ key: AssetKey, hit: Hit, asset: Asset) {
         logger.info("asset", metadata: [
             "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),
-            "bytes": .stringConvertible(asset.bytes.count), "file": .string(AssetFileName.name(for: key)),
+            "bytes": .stringConvertible(asset.size), "file": .string(AssetFileName.name(for: key)),
         ])
     }
 

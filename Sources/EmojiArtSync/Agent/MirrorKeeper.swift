@@ -106,7 +106,7 @@ public final class MirrorKeeper {
             "entries": .stringConvertible(feed.entries.count), "unique": .stringConvertible(feed.uniqueKeys.count),
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ])
-        try? await database.flushManifest()
+        try? database.makeDurable()
     }
 
     private func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
@@ -143,12 +143,10 @@ public final class MirrorKeeper {
 
     // MARK: - Accessing and repairing
 
-    /// Accesses feed entries like `--once` does (duplicates included, concurrently).
+    /// Accesses feed entries like `--once` does (duplicates included, within the bounded window).
     private func access(_ entries: [AssetKey]) async {
-        await withTaskGroup(of: Void.self) { group in
-            for key in entries {
-                group.addTask { [database] in _ = try? await database.image(key) }
-            }
+        await forEachBounded(entries, limit: configuration.accessWindow) { [database] key in
+            _ = try? await database.image(key)
         }
     }
 
@@ -157,14 +155,11 @@ public final class MirrorKeeper {
         let keys = keys.filter { !repairing.contains($0) }
         guard !keys.isEmpty else { return }
         repairing.formUnion(keys)
-        await withTaskGroup(of: Void.self) { group in
-            for key in keys {
-                if let reason { database.noteRepair(of: key, reason: reason) }
-                group.addTask { [database] in _ = try? await database.refetch(key) }
-            }
+        await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
+            if let reason { await database.noteRepair(of: key, reason: reason) }
+            _ = try? await database.refetch(key)
         }
         repairing.subtract(keys)
-        try? await database.flushManifest()
     }
 
     /// Queues files for a check (names from inotify events); `checkPending()` processes them.

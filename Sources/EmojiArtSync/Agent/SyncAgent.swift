@@ -43,7 +43,8 @@ public final class SyncAgent: Sendable {
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit)
         self.database = await ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)
-        self.engine = SyncEngine(database: database, fetcher: fetcher, logger: logger)
+        self.engine = SyncEngine(
+            database: database, fetcher: fetcher, accessWindow: configuration.accessWindow, logger: logger)
         try await database.setUp()
     }
 

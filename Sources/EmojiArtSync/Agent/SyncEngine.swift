@@ -1,17 +1,22 @@
 import Logging
 
 /// Runs passes over the feed: fetch the feed, then access every entry (duplicates included, as the book's
-/// app does) through the `ImageDatabase`, all concurrently, so duplicates of a key in flight join one load.
+/// app does) through the `ImageDatabase`, concurrently within a bounded window (`accessWindow` pending
+/// accesses, whatever the feed's size), so duplicates of a key in flight join one load and the rest are
+/// memory hits.
 ///
 /// Holds no mutable state of its own; the database and loader own the caches.
 public struct SyncEngine: Sendable {
     public let database: ImageDatabase
     public let fetcher: AssetFetcher
+    /// Accesses pending at once.
+    public let accessWindow: Int
     private let logger: Logger
 
-    public init(database: ImageDatabase, fetcher: AssetFetcher, logger: Logger) {
+    public init(database: ImageDatabase, fetcher: AssetFetcher, accessWindow: Int, logger: Logger) {
         self.database = database
         self.fetcher = fetcher
+        self.accessWindow = accessWindow
         self.logger = logger
     }
 
@@ -29,23 +34,18 @@ public struct SyncEngine: Sendable {
 
         var succeeded = Set<AssetKey>()
         var failureReasons: [AssetKey: String] = [:]
-        await withTaskGroup(of: AccessOutcome.self) { group in
-            for key in feed.entries {
-                group.addTask {
-                    do {
-                        return AccessOutcome(key: key, hit: try await database.image(key).1, failure: nil)
-                    } catch {
-                        return AccessOutcome(key: key, hit: nil, failure: String(describing: error))
-                    }
-                }
+        report.peakAccessesInFlight = await forEachBounded(feed.entries, limit: accessWindow) { [database] key in
+            do {
+                return AccessOutcome(key: key, hit: try await database.image(key).1, failure: nil)
+            } catch {
+                return AccessOutcome(key: key, hit: nil, failure: String(describing: error))
             }
-            for await outcome in group {
-                if let hit = outcome.hit {
-                    report.hits[hit, default: 0] += 1
-                    succeeded.insert(outcome.key)
-                } else if failureReasons[outcome.key] == nil {
-                    failureReasons[outcome.key] = outcome.failure
-                }
+        } collect: { outcome in
+            if let hit = outcome.hit {
+                report.hits[hit, default: 0] += 1
+                succeeded.insert(outcome.key)
+            } else if failureReasons[outcome.key] == nil {
+                failureReasons[outcome.key] = outcome.failure
             }
         }
         for key in feed.uniqueKeys {
@@ -55,10 +55,11 @@ public struct SyncEngine: Sendable {
                 report.failures.append((key, failureReasons[key] ?? "not stored on disk"))
             }
         }
-        try await database.flushManifest()
+        try await database.makeDurable()
         let after = await counters()
         report.bytesFetched = after.bytes - before.bytes
         report.repairs = after.repairs - before.repairs
+        report.filesRead = after.filesRead - before.filesRead
         report.duration = clock.now - start
         logSummary(report)
         return report
@@ -94,8 +95,8 @@ public struct SyncEngine: Sendable {
         return feed
     }
 
-    private func counters() async -> (bytes: Int, repairs: Int) {
-        await (database.bytesFetched, database.repairs)
+    private func counters() async -> (bytes: Int, repairs: Int, filesRead: Int) {
+        await (database.bytesFetched, database.repairs, database.filesRead)
     }
 
     private func logSummary(_ report: SyncReport) {
@@ -105,7 +106,7 @@ public struct SyncEngine: Sendable {
             "rejected": .stringConvertible(report.rejected.count),
             "memory": .stringConvertible(report.hits[.memory] ?? 0), "disk": .stringConvertible(report.hits[.disk] ?? 0),
             "network": .stringConvertible(report.hits[.network] ?? 0), "bytes": .stringConvertible(report.bytesFetched),
-            "repairs": .stringConvertible(report.repairs), "ms": .stringConvertible(report.duration.milliseconds),
+            "repairs": .stringConvertible(report.repairs), "files_read": .stringConvertible(report.filesRead), "ms": .stringConvertible(report.duration.milliseconds),
         ])
     }
 }

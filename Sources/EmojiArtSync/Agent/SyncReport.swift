@@ -13,7 +13,11 @@ public struct SyncReport: Sendable {
     public var hits: [Hit: Int] = [:]
     public var bytesFetched = 0
     public var repairs = 0
+    /// Owned files whose bytes had to be read to trust them (their fingerprint had changed).
+    public var filesRead = 0
     public var duration: Duration = .zero
+    /// The most accesses that were pending at once (bounded by the engine's window).
+    public var peakAccessesInFlight = 0
 
     public init() {}
 

@@ -1,20 +1,43 @@
-/// A validated image: the exact bytes the server sent, their digest and the PNG's dimensions.
-/// Immutable and `Sendable`, so the memory cache, the database and the log can all hold it.
+/// A valid image as the agent knows it: the key, the size and SHA-256 of the exact bytes the server sent, and
+/// the bytes themselves when this access read or fetched them. Immutable and `Sendable`, so the memory cache,
+/// the database and the log can all hold it.
+///
+/// `bytes` is nil for a disk hit the agent trusted without reading the file (its `lstat` fingerprint is the
+/// one recorded when the agent last wrote or verified it): a warm pass over a large gallery then costs one
+/// `lstat` per file and holds no image in memory.
 public struct Asset: Sendable, Equatable {
     public let key: AssetKey
-    public let bytes: [UInt8]
-    /// Lowercase hex SHA-256 of `bytes`.
+    public let size: Int
+    /// Lowercase hex SHA-256 of the bytes.
     public let sha256: String
-    public let width: UInt32
-    public let height: UInt32
+    public let bytes: [UInt8]?
+    /// The PNG's dimensions, when the bytes were validated by this access.
+    public let width: UInt32?
+    public let height: UInt32?
 
+    /// An asset whose bytes are at hand (fetched, or read and verified).
     public init(key: AssetKey, bytes: [UInt8], sha256: String, width: UInt32, height: UInt32) {
         self.key = key
-        self.bytes = bytes
+        self.size = bytes.count
         self.sha256 = sha256
+        self.bytes = bytes
         self.width = width
         self.height = height
     }
+
+    /// An asset on disk trusted by its fingerprint, bytes not read.
+    public init(trustedOnDisk key: AssetKey, size: Int, sha256: String) {
+        self.key = key
+        self.size = size
+        self.sha256 = sha256
+        self.bytes = nil
+        self.width = nil
+        self.height = nil
+    }
+
+    /// What holding this asset in memory costs: its bytes, plus a fixed allowance for the record itself so
+    /// that a cache of many byte-less entries is bounded too.
+    public var memoryCost: Int { (bytes?.count ?? 0) + 256 }
 
     /// Lowercase hex SHA-256 of `bytes`. Pure; callers run it off the actors.
     public static func digest(_ bytes: [UInt8]) -> String {

@@ -30,13 +30,13 @@ public struct MemoryCache: Sendable {
     @discardableResult
     public mutating func insert(_ asset: Asset) -> Int {
         remove(asset.key)
-        guard asset.bytes.count <= byteLimit else { return 0 }
+        guard asset.memoryCost <= byteLimit else { return 0 }
         entries[asset.key] = asset
-        totalBytes += asset.bytes.count
+        totalBytes += asset.memoryCost
         var evicted = 0
         while totalBytes > byteLimit, let oldest = entries.elements.first {
             entries.removeFirst()
-            totalBytes -= oldest.value.bytes.count
+            totalBytes -= oldest.value.memoryCost
             evicted += 1
         }
         return evicted
@@ -44,7 +44,7 @@ public struct MemoryCache: Sendable {
 
     public mutating func remove(_ key: AssetKey) {
         if let old = entries.removeValue(forKey: key) {
-            totalBytes -= old.bytes.count
+            totalBytes -= old.memoryCost
         }
     }
 

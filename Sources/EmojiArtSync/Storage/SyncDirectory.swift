@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// The layout of a sync directory: the user's `DIR` with one file per asset, and the agent's own
-/// state under `DIR/.emojiart-sync/` (manifest, temporary files, log, lock, status).
+/// state under `DIR/.emojiart-sync/` (index, temporary files, log, lock, status).
 ///
 /// Temporary files live in `.emojiart-sync/tmp/`, on the same file system as `DIR`, so the final `rename(2)`
 /// is atomic, and outside `DIR` itself, so a watcher on `DIR` never sees a half-written file.
@@ -24,7 +24,9 @@ public struct SyncDirectory: Sendable, Equatable {
 
     public var stateDirectory: String { root + "/" + Self.stateDirectoryName }
     public var temporaryDirectory: String { stateDirectory + "/tmp" }
+    /// The manifest of versions before the SQLite index; imported once, then renamed `manifest.json.imported`.
     public var manifestPath: String { stateDirectory + "/manifest.json" }
+    public var indexPath: String { stateDirectory + "/index.sqlite3" }
     public var logPath: String { stateDirectory + "/sync.log" }
     public var lockPath: String { stateDirectory + "/lock" }
     public var statusPath: String { stateDirectory + "/status.json" }

@@ -91,14 +91,14 @@ struct CommandLineTests {
         agent.signal(SIGHUP)
         #expect(await eventually { gallery.server.requestCount(path: "/gallery/images") > pollsBefore })
 
-        // SIGTERM: exit 0 within 2 s, no temporary files, manifest on disk.
+        // SIGTERM: exit 0 within 2 s, no temporary files, the index on disk.
         let start = ContinuousClock.now
         agent.signal(SIGTERM)
         let status = await agent.waitForExit(timeout: .seconds(5))
         #expect(status == 0)
         #expect(ContinuousClock.now - start < .seconds(2))
         #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
-        #expect(FileManager.default.fileExists(atPath: dir.file(".emojiart-sync/manifest.json")))
+        #expect(FileManager.default.fileExists(atPath: dir.file(".emojiart-sync/index.sqlite3")))
         #expect(logLines(dir.path).contains { $0.contains("event=stop") })
 
         // With no agent: status and purge say so and exit 1.

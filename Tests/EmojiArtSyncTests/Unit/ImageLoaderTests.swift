@@ -55,7 +55,7 @@ import Testing
         _ = try await loader.asset(for: asset.key, load: load)
         #expect(try await loader.asset(for: asset.key, load: load).1 == .memory)
         let dropped = await loader.purge()
-        #expect(dropped == (entries: 1, bytes: 100))
+        #expect(dropped == (entries: 1, bytes: asset.memoryCost))
         #expect(try await loader.asset(for: asset.key, load: load).1 == .disk)
         #expect(loads.value == 2)
     }

@@ -9,30 +9,41 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
 
 @Suite struct MemoryCacheTests {
     @Test func evictsLeastRecentlyUsedFirstAndStaysWithinItsBound() throws {
-        var cache = MemoryCache(byteLimit: 300)
+        let cost = try makeAsset(1, size: 100).memoryCost  // the bytes plus the record's allowance
+        var cache = MemoryCache(byteLimit: 3 * cost)
         cache.insert(try makeAsset(1, size: 100))
         cache.insert(try makeAsset(2, size: 100))
         cache.insert(try makeAsset(3, size: 100))
         _ = cache.get(try AssetKey(feedURL: "/gallery/image?1"))  // 1 is now the most recent
         cache.insert(try makeAsset(4, size: 100))                  // evicts 2
-        #expect(cache.totalBytes == 300)
+        #expect(cache.totalBytes == 3 * cost)
         #expect(cache.contains(try AssetKey(feedURL: "/gallery/image?1")))
         #expect(!cache.contains(try AssetKey(feedURL: "/gallery/image?2")))
         #expect(cache.contains(try AssetKey(feedURL: "/gallery/image?4")))
     }
 
     @Test func anAssetLargerThanTheLimitIsNotKept() throws {
-        var cache = MemoryCache(byteLimit: 50)
-        cache.insert(try makeAsset(1, size: 51))
+        var cache = MemoryCache(byteLimit: 300)
+        cache.insert(try makeAsset(1, size: 301))
         #expect(cache.count == 0 && cache.totalBytes == 0)
+    }
+
+    @Test func entriesWithoutBytesStillCountTowardsTheBound() throws {
+        let key = try AssetKey(feedURL: "/gallery/image?1")
+        var cache = MemoryCache(byteLimit: 1000)
+        for n in 1...10 {
+            cache.insert(Asset(trustedOnDisk: try AssetKey(feedURL: "/gallery/image?\(n)"), size: 50_000, sha256: "00"))
+        }
+        #expect(cache.count == 1000 / 256 && cache.totalBytes <= 1000)
+        #expect(!cache.contains(key))
     }
 
     @Test func replacingAnEntryKeepsTheByteCountRight() throws {
         var cache = MemoryCache(byteLimit: 1000)
         cache.insert(try makeAsset(1, size: 100))
         cache.insert(try makeAsset(1, size: 300))
-        #expect(cache.totalBytes == 300 && cache.count == 1)
-        #expect(cache.removeAll() == (entries: 1, bytes: 300))
+        #expect(cache.totalBytes == 300 + 256 && cache.count == 1)
+        #expect(cache.removeAll() == (entries: 1, bytes: 300 + 256))
         #expect(cache.totalBytes == 0)
     }
 }

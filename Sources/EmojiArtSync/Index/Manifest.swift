@@ -1,10 +1,9 @@
 import Foundation
 
-/// The record of every file the agent wrote: file name → key, size, SHA-256.
+/// The index of earlier versions: `DIR/.emojiart-sync/manifest.json`, file name → key, size, SHA-256.
 ///
-/// It is the ownership ledger (a file not in it is not the agent's and is never modified, moved or
-/// deleted) and the stored-images index (a disk hit requires a file whose bytes hash to the recorded digest).
-/// Persisted as JSON at `DIR/.emojiart-sync/manifest.json`, always replaced atomically.
+/// Read once, when an `AssetIndex` is created next to it, so that an upgrade keeps the ownership of every
+/// file the older agent wrote. Never written any more.
 public struct Manifest: Codable, Sendable, Equatable {
     /// One file the agent wrote.
     public struct Entry: Codable, Sendable, Equatable {
@@ -43,24 +42,6 @@ public struct Manifest: Codable, Sendable, Equatable {
             let aside = path + ".corrupt"
             _ = rename(path, aside)
             return (Manifest(), "manifest unreadable (\(error)); moved to \(aside), starting with an empty one")
-        }
-    }
-
-    /// Writes the manifest atomically: temporary file in `temporaryDirectory`, fsync, rename over `path`.
-    public func save(to path: String, temporaryDirectory: String) async throws {
-        let data: Data
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            data = try encoder.encode(self)
-        } catch {
-            throw SyncError(.system, "cannot encode the manifest: \(error)")
-        }
-        let temporary = try await DiskStorage.writeTemporaryFile(Array(data), in: temporaryDirectory)
-        if rename(temporary, path) != 0 {
-            let code = errno
-            unlink(temporary)
-            throw SyncError.system("rename", path: path, errno: code, hint: "cannot save the manifest")
         }
     }
 }

@@ -1,0 +1,242 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The stored-images index and ownership ledger: one row per file the agent wrote, in an SQLite database
+/// at `DIR/.emojiart-sync/index.sqlite3` (WAL mode).
+///
+/// A file without a row is not the agent's: never modified, moved or deleted. A row holds what a disk hit
+/// needs to trust the file without reading it (size, SHA-256, the `lstat` fingerprint recorded when the agent
+/// last wrote or verified it) and what freshness needs (the feed's tag and the server's validators).
+///
+/// Lives on the `SyncActor`: one connection, and the actor's serial executor is SQLite's single writer. Every
+/// change is its own small transaction (a repair or a new file never rewrites the index). Commits survive the
+/// process being killed at any instant; with `synchronous=NORMAL` the last ones could be lost to a power cut
+/// until `checkpoint()` (called at the end of a pass and on stop). A lost row is safe: the file looks like the
+/// user's until the next access proves it byte-identical to the server's and adopts it.
+///
+/// A database that is corrupt or of another schema version is moved aside and rebuilt empty (adoption then
+/// brings the files back under the agent's care); a `manifest.json` from earlier versions is imported once.
+@SyncActor
+public final class AssetIndex {
+    public static let schemaVersion: Int64 = 1
+
+    private let connection: SQLiteConnection
+    private let selectByName: SQLiteConnection.Statement
+    private let upsert: SQLiteConnection.Statement
+    private let updateFingerprint: SQLiteConnection.Statement
+    private let deleteByName: SQLiteConnection.Statement
+    private let selectAll: SQLiteConnection.Statement
+
+    /// Rows in the index, kept as rows change (never counted by a query after `open`).
+    public private(set) var count: Int
+
+    /// Reads of the index that returned a row; for tests and `status`.
+    public private(set) var lookups = 0
+
+    private init(connection: SQLiteConnection) throws(SyncError) {
+        self.connection = connection
+        try connection.execute("""
+            PRAGMA journal_mode=WAL;
+            PRAGMA synchronous=NORMAL;
+            CREATE TABLE IF NOT EXISTS files(
+                name TEXT PRIMARY KEY NOT NULL,
+                key TEXT NOT NULL,
+                size INTEGER NOT NULL,
+                sha256 TEXT NOT NULL,
+                tag TEXT,
+                etag TEXT,
+                last_modified TEXT,
+                device INTEGER,
+                inode INTEGER,
+                mtime_ns INTEGER,
+                ctime_ns INTEGER
+            ) WITHOUT ROWID;
+            PRAGMA user_version=\(Self.schemaVersion);
+            """)
+        selectByName = try connection.prepare(
+            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns FROM files WHERE name = ?")
+        selectAll = try connection.prepare(
+            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns FROM files ORDER BY name")
+        upsert = try connection.prepare("""
+            INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        updateFingerprint = try connection.prepare(
+            "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ? WHERE name = ?")
+        deleteByName = try connection.prepare("DELETE FROM files WHERE name = ?")
+        count = Int(try connection.integer("SELECT count(*) FROM files"))
+    }
+
+    /// Opens the index of `directory`, rebuilding it when it is unusable and importing an old manifest.
+    /// Returns the index and what a person should know about how it was opened (nil when all was normal).
+    public static func open(directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
+        let path = directory.indexPath
+        var notice: String?
+        let index: AssetIndex
+        if let usable = try? openChecked(path: path) {
+            index = usable
+        } else {
+            let aside = path + ".corrupt"
+            _ = rename(path, aside)
+            unlink(path + "-wal")
+            unlink(path + "-shm")
+            notice = "index unusable (corrupt or another version); moved to \(aside) and rebuilt: files still identical to the server's are adopted as they are accessed"
+            index = try AssetIndex(connection: SQLiteConnection(path: path))
+        }
+        if let imported = try index.importManifest(at: directory.manifestPath) {
+            notice = [notice, imported].compactMap { $0 }.joined(separator: "; ")
+        }
+        return (index, notice)
+    }
+
+    /// Opens the database and proves it is one of ours, of this version, and sound (`quick_check`).
+    private static func openChecked(path: String) throws(SyncError) -> AssetIndex {
+        let connection = try SQLiteConnection(path: path)
+        let version = try connection.integer("PRAGMA user_version")
+        let tables = try connection.integer("SELECT count(*) FROM sqlite_master")
+        guard version == schemaVersion || (version == 0 && tables == 0) else {
+            throw SyncError(.system, "index \(path) has schema version \(version), not \(schemaVersion)", path: path)
+        }
+        try quickCheck(connection)
+        return try AssetIndex(connection: connection)
+    }
+
+    private static func quickCheck(_ connection: SQLiteConnection) throws(SyncError) {
+        let check = try connection.prepare("PRAGMA quick_check")
+        defer { check.reset() }
+        guard try check.step(), check.text(0) == "ok" else {
+            throw SyncError(.system, "index \(connection.path) failed its integrity check", path: connection.path)
+        }
+    }
+
+    /// Imports `manifest.json` (the index of earlier versions) once, then renames it `manifest.json.imported`.
+    private func importManifest(at path: String) throws(SyncError) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let (manifest, warning) = Manifest.load(from: path)
+        if let warning { return warning }
+        try connection.transaction { () throws(SyncError) in
+            for (name, entry) in manifest.files where self.entry(named: name) == nil {
+                try write(IndexEntry(name: name, key: entry.key, size: entry.size, sha256: entry.sha256))
+            }
+        }
+        _ = rename(path, path + ".imported")
+        return "imported \(manifest.files.count) files from \(path) (kept as manifest.json.imported)"
+    }
+
+    // MARK: - Reading
+
+    /// The row for file `name`, if the agent owns it.
+    public func entry(named name: String) -> IndexEntry? {
+        defer { selectByName.reset() }
+        guard (try? selectByName.bind(.text(name)).step()) == true else { return nil }
+        lookups += 1
+        return Self.read(selectByName)
+    }
+
+    /// The row for `key`'s file, if the agent owns it for that key.
+    public func entry(for key: AssetKey) -> IndexEntry? {
+        guard let entry = entry(named: AssetFileName.name(for: key)), entry.key == key.rawValue else { return nil }
+        return entry
+    }
+
+    /// Every row, ordered by name. Costs a walk of the table: for rescans and purges, not for each access.
+    public func allEntries() -> [IndexEntry] {
+        selectAll.bind()
+        defer { selectAll.reset() }
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(count)
+        while (try? selectAll.step()) == true { entries.append(Self.read(selectAll)) }
+        return entries
+    }
+
+    private static func read(_ row: SQLiteConnection.Statement) -> IndexEntry {
+        var fingerprint: FileFingerprint?
+        if !row.isNull(7) {
+            fingerprint = FileFingerprint(
+                device: UInt64(bitPattern: row.int64(7)), inode: UInt64(bitPattern: row.int64(8)), size: row.int64(2),
+                modifiedNanoseconds: row.int64(9), changedNanoseconds: row.int64(10))
+        }
+        return IndexEntry(
+            name: row.text(0), key: row.text(1), size: Int(row.int64(2)), sha256: row.text(3), tag: row.optionalText(4),
+            etag: row.optionalText(5), lastModified: row.optionalText(6), fingerprint: fingerprint)
+    }
+
+    // MARK: - Changing (each a transaction of its own)
+
+    /// Records (or replaces) the row for `entry.name`.
+    public func put(_ entry: IndexEntry) throws(SyncError) {
+        let existed = self.entry(named: entry.name) != nil
+        try write(entry)
+        if !existed { count += 1 }
+    }
+
+    private func write(_ entry: IndexEntry) throws(SyncError) {
+        let fingerprint = entry.fingerprint
+        try upsert.bind(
+            .text(entry.name), .text(entry.key), .integer(Int64(entry.size)), .text(entry.sha256), .optional(entry.tag),
+            .optional(entry.etag), .optional(entry.lastModified),
+            .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
+            .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds)
+        ).run()
+    }
+
+    /// Records the fingerprint a file was last verified with (nil: unknown, so the next check reads it).
+    public func setFingerprint(_ fingerprint: FileFingerprint?, named name: String) throws(SyncError) {
+        try updateFingerprint.bind(
+            .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
+            .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds), .text(name)
+        ).run()
+    }
+
+    /// Forgets file `name`: it is no longer the agent's.
+    public func remove(named name: String) throws(SyncError) {
+        guard entry(named: name) != nil else { return }
+        try deleteByName.bind(.text(name)).run()
+        count -= 1
+    }
+
+    /// Forgets every file.
+    public func removeAll() throws(SyncError) {
+        try connection.execute("DELETE FROM files")
+        count = 0
+    }
+
+    /// Moves the write-ahead log into the database file and syncs it: after this, every change so far is
+    /// durable against a power cut, not only against the process dying.
+    public func checkpoint() throws(SyncError) {
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}
+
+/// One file the agent wrote: its name in DIR, the key it holds, what its bytes are, and how to trust it.
+public struct IndexEntry: Sendable, Equatable {
+    public var name: String
+    public var key: String
+    public var size: Int
+    public var sha256: String
+    /// The feed's `checksum` for the key when the file was stored: a different one means the server changed it.
+    public var tag: String?
+    /// The server's `ETag` and `Last-Modified` for the bytes, for a conditional re-fetch.
+    public var etag: String?
+    public var lastModified: String?
+    /// `lstat` of the file when the agent last wrote or verified it; nil when unknown.
+    public var fingerprint: FileFingerprint?
+
+    public init(
+        name: String, key: String, size: Int, sha256: String, tag: String? = nil, etag: String? = nil,
+        lastModified: String? = nil, fingerprint: FileFingerprint? = nil
+    ) {
+        self.name = name
+        self.key = key
+        self.size = size
+        self.sha256 = sha256
+        self.tag = tag
+        self.etag = etag
+        self.lastModified = lastModified
+        self.fingerprint = fingerprint
+    }
+}

@@ -1,0 +1,144 @@
+import CSQLite
+
+/// One connection to an SQLite database file, with the few operations the index needs: run a statement,
+/// prepare one once and run it many times with bound values, and wrap work in a transaction.
+///
+/// Not `Sendable`: it is owned by the `AssetIndex`, which lives on the `SyncActor`, so the actor's serial
+/// executor is the database's single writer and no SQLite mutex is needed (opened `NOMUTEX`).
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    let path: String
+
+    /// Opens (creating when missing) the database at `path`.
+    init(path: String) throws(SyncError) {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw SyncError(.system, "cannot open the index \(path): \(message)", path: path)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 2000)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows of interest.
+    func execute(_ sql: String) throws(SyncError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        if status != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(status))
+            sqlite3_free(message)
+            throw error(text, status: status)
+        }
+    }
+
+    /// Compiles `sql` once, for repeated use.
+    func prepare(_ sql: String) throws(SyncError) -> Statement {
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error("cannot prepare \(sql)", status: status) }
+        return Statement(statement, connection: self)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back when it throws.
+    func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The value of an integer `PRAGMA` (or any single-integer query).
+    func integer(_ sql: String) throws(SyncError) -> Int64 {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return 0 }
+        return statement.int64(0)
+    }
+
+    fileprivate func error(_ what: String, status: Int32) -> SyncError {
+        let detail = String(cString: sqlite3_errmsg(handle))
+        return SyncError(.system, "index \(path): \(what): \(detail) (sqlite \(status))", path: path)
+    }
+
+    /// A compiled statement. Bind values by 1-based index, `step` through rows, read columns by 0-based index;
+    /// `reset` happens before each new use.
+    final class Statement {
+        private let statement: OpaquePointer
+        private unowned let connection: SQLiteConnection
+
+        fileprivate init(_ statement: OpaquePointer, connection: SQLiteConnection) {
+            self.statement = statement
+            self.connection = connection
+        }
+
+        deinit { sqlite3_finalize(statement) }
+
+        /// Resets the statement and binds `values` to its parameters, in order.
+        @discardableResult
+        func bind(_ values: SQLiteValue...) -> Statement {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+            for (offset, value) in values.enumerated() {
+                let index = Int32(offset + 1)
+                switch value {
+                case .null: sqlite3_bind_null(statement, index)
+                case .integer(let number): sqlite3_bind_int64(statement, index, number)
+                case .text(let text): sqlite3_bind_text(statement, index, text, -1, emojiart_sqlite_transient())
+                }
+            }
+            return self
+        }
+
+        /// Advances to the next row; false when there is none.
+        func step() throws(SyncError) -> Bool {
+            let status = sqlite3_step(statement)
+            switch status {
+            case SQLITE_ROW: return true
+            case SQLITE_DONE: return false
+            default:
+                sqlite3_reset(statement)
+                throw connection.error("step failed", status: status)
+            }
+        }
+
+        /// Ends the current use, releasing the read it holds (a statement left on a row blocks a checkpoint).
+        func reset() { sqlite3_reset(statement) }
+
+        /// Runs a statement that returns no rows.
+        func run() throws(SyncError) {
+            _ = try step()
+            sqlite3_reset(statement)
+        }
+
+        func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+        func text(_ column: Int32) -> String {
+            guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+            return String(cString: pointer)
+        }
+        func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+    }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteValue {
+    case null
+    case integer(Int64)
+    case text(String)
+
+    static func optional(_ text: String?) -> SQLiteValue { text.map(SQLiteValue.text) ?? .null }
+    static func optional(_ number: Int64?) -> SQLiteValue { number.map(SQLiteValue.integer) ?? .null }
+}

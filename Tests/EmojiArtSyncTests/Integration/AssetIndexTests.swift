@@ -1,0 +1,119 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The SQLite index: crash windows, corruption, upgrade from the JSON manifest, and warm starts that trust
+/// fingerprints instead of reading files. Real files, the real gallery over HTTP.
+@Suite(.timeLimit(.minutes(3)))
+struct AssetIndexTests {
+    @Test func aFileRenamedInPlaceWhoseRowWasNeverCommittedIsAdoptedOnRestart() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("crash-window")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        let inodeBefore = try inode(dir.file("gallery_image_2.png"))
+        // What a crash between the rename and the row's commit leaves: the file in place, no row for it.
+        try await forgetRow(named: "gallery_image_2.png", in: dir.path)
+
+        let report = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(report.isComplete)
+        #expect(try inode(dir.file("gallery_image_2.png")) == inodeBefore, "adoption must not rewrite the file")
+        #expect(readBytes(dir.file("gallery_image_2.png")) == gallery.server.imageBytes(2))
+        #expect(logLines(dir.path).contains { $0.contains("event=adopt") && $0.contains("key=/gallery/image?2") })
+        #expect(try await rowKeys(in: dir.path).contains("/gallery/image?2"))
+    }
+
+    @Test func aCorruptIndexIsMovedAsideAndRebuiltWithoutTouchingUserFiles() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("corrupt-index")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        let mine: [UInt8] = Array("the user's own file\n".utf8)
+        try writeBytes(mine, to: dir.file("notes.txt"))
+        let index = dir.file(".emojiart-sync/index.sqlite3")
+        try writeBytes(Array(repeating: 0x5A, count: 8192), to: index)
+        unlink(index + "-wal")
+        unlink(index + "-shm")
+
+        let report = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(report.isComplete)
+        #expect(FileManager.default.fileExists(atPath: index + ".corrupt"), "the broken index is kept for a person to look at")
+        #expect(readBytes(dir.file("notes.txt")) == mine)
+        for n in gallery.validNumbers {
+            #expect(readBytes(dir.file("gallery_image_\(n).png")) == gallery.server.imageBytes(n))
+        }
+        #expect(logLines(dir.path).contains { $0.contains("event=index") })
+        #expect(try await rowKeys(in: dir.path).count == gallery.validNumbers.count, "every file adopted again")
+    }
+
+    @Test func anOldManifestIsImportedOnceAndItsFilesStayTheAgents() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("import")
+        try FileManager.default.createDirectory(atPath: dir.file(".emojiart-sync"), withIntermediateDirectories: true)
+        var manifest = Manifest()
+        for n in gallery.validNumbers {
+            let bytes = gallery.server.imageBytes(n)
+            try writeBytes(bytes, to: dir.file("gallery_image_\(n).png"))
+            manifest.files["gallery_image_\(n).png"] = Manifest.Entry(
+                key: "/gallery/image?\(n)", size: bytes.count, sha256: Asset.digest(bytes))
+        }
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: dir.file(".emojiart-sync/manifest.json")))
+
+        let report = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(report.hits[.disk] == gallery.validNumbers.count, "imported rows make the files disk hits")
+        #expect(gallery.server.imageRequestCount == gallery.errorNumbers.count)
+        #expect(!FileManager.default.fileExists(atPath: dir.file(".emojiart-sync/manifest.json")))
+        #expect(FileManager.default.fileExists(atPath: dir.file(".emojiart-sync/manifest.json.imported")))
+        #expect(try await rowKeys(in: dir.path).count == gallery.validNumbers.count)
+    }
+
+    @Test func aWarmStartReadsOnlyTheFileWhoseFingerprintChanged() async throws {
+        let gallery = try await GalleryFixture(count: 12)
+        let dir = TemporaryDirectory("warm-fingerprint")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        // Rewrite one file in place with the same size and put its mtime back: only its ctime changes.
+        let path = dir.file("gallery_image_4.png")
+        var info = stat()
+        lstat(path, &info)
+        var bytes = try #require(readBytes(path))
+        bytes[bytes.count / 2] ^= 0xFF
+        let fd = open(path, O_WRONLY)
+        _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        var times = [info.st_atim, info.st_mtim]
+        utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
+
+        gallery.server.resetCounts()
+        let warm = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(warm.filesRead == 1, "only the file whose ctime moved is read")
+        #expect(warm.repairs == 1)
+        #expect(gallery.server.requestCount(path: "/gallery/image?4") == 1)
+        #expect(readBytes(path) == gallery.server.imageBytes(4))
+        #expect(warm.hits[.disk] == gallery.validNumbers.count - 1)
+    }
+
+    // MARK: - Helpers
+
+    private func inode(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int)
+    }
+
+    @SyncActor
+    private func forgetRow(named name: String, in dir: String) throws {
+        let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
+        try index.remove(named: name)
+    }
+
+    @SyncActor
+    private func rowKeys(in dir: String) throws -> [String] {
+        let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
+        return index.allEntries().map(\.key)
+    }
+}
