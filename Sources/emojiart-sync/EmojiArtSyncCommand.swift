@@ -28,7 +28,7 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
         discussion: """
             Mirrors the gallery's feed (GET /gallery/images) into DIR, one PNG per asset URL, named by the \
             book's mapping (/gallery/image?3 -> gallery_image_3.png). Assets come from memory, then disk \
-            (verified against the manifest's SHA-256), then the network (accepted only if the bytes are a \
+            (trusted by its recorded stat fingerprint, else verified against the index's SHA-256), then the network (accepted only if the bytes are a \
             valid PNG). The agent's own state lives in DIR/.emojiart-sync/; files it did not write are never \
             modified, moved or deleted. Without --once it keeps running: it watches DIR with inotify and \
             repairs its files at once, polls the feed every --interval seconds, and answers signals.

@@ -31,6 +31,9 @@ public final class BackgroundAgent: Sendable {
     private let fatal = Mutex<SyncError?>(nil)
     /// The lock taken on a recreated DIR (the original lock file went with the old one).
     private let replacementLock = Mutex<DirectoryLock?>(nil)
+    /// `SIGUSR2` asked for a disk purge; the purge loop runs it (coalesced: one more after a running one).
+    private let diskPurgeRequested = Atomic<Bool>(false)
+    private let diskPurgeAlarm = Alarm()
 
     public init(agent: SyncAgent) async {
         self.agent = agent
@@ -64,8 +67,9 @@ public final class BackgroundAgent: Sendable {
                 group.addTask { await self.signalLoop() }
             }
             group.addTask { await self.watchLoop() }
-            group.addTask { await self.tickLoop() }
+            group.addTask { await self.scheduleLoop() }
             group.addTask { await self.statusLoop() }
+            group.addTask { await self.diskPurgeLoop() }
             for await _ in stopStream {}
             group.cancelAll()
             // In-flight transfers belong to unstructured loads; failing them ends those loads promptly.
@@ -120,7 +124,7 @@ public final class BackgroundAgent: Sendable {
                 _ = await keeper.purgeMemory()
             case .sigusr2:
                 logger.info("purging disk cache", metadata: ["event": "signal", "signal": "SIGUSR2", "action": "purge disk"])
-                Task { _ = await self.keeper.purgeDisk() }
+                requestDiskPurge()
             default:
                 break
             }
@@ -195,43 +199,54 @@ public final class BackgroundAgent: Sendable {
         await keeper.checkPending()
     }
 
-    /// Every 250 ms: poll when due, retry due failures, run the fallback rescan, process queued checks.
-    private func tickLoop() async {
-        var lastRescan = ContinuousClock.now
+    /// Asks for a disk purge (what `SIGUSR2` does); one asked for during a purge runs right after it.
+    public func requestDiskPurge() {
+        diskPurgeRequested.store(true, ordering: .releasing)
+        diskPurgeAlarm.ring()
+    }
+
+    private func diskPurgeLoop() async {
         while !Task.isCancelled {
-            if await keeper.pollIsDue {
-                await keeper.poll()
+            await diskPurgeAlarm.sleep(until: nil)
+            if Task.isCancelled { return }
+            if diskPurgeRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                _ = await keeper.purgeDisk()
             }
-            await keeper.retryDueFailures()
-            if watching.withLock({ $0 }) == "polling",
-                lastRescan.duration(to: .now) >= agent.configuration.fallbackRescanInterval
-            {
-                lastRescan = .now
-                await keeper.rescanAll()
-            }
-            if await keeper.hasPendingChecks {
-                await keeper.checkPending()
-            }
-            try? await Task.sleep(for: .milliseconds(250))
         }
     }
 
-    /// Publishes `status.json` when something changed, at most four times a second.
+    /// Runs the keeper's due work (polls, retries, queued checks, the fallback rescan when inotify is not
+    /// available), then sleeps until the next deadline or until something rings the keeper's alarm.
+    private func scheduleLoop() async {
+        var nextRescan = ContinuousClock.now.advanced(by: agent.configuration.fallbackRescanInterval)
+        while !Task.isCancelled {
+            var next = await keeper.runDueWork()
+            if watching.withLock({ $0 }) == "polling" {
+                if ContinuousClock.now >= nextRescan {
+                    nextRescan = ContinuousClock.now.advanced(by: agent.configuration.fallbackRescanInterval)
+                    await keeper.rescanAll()
+                    keeper.alarm.ring()
+                }
+                next = next.map { min($0, nextRescan) } ?? nextRescan
+            }
+            // Something due but blocked (a retry whose repair still runs) must not spin the loop.
+            let earliest = ContinuousClock.now.advanced(by: .milliseconds(50))
+            await keeper.alarm.sleep(until: next.map { max($0, earliest) })
+        }
+    }
+
+    /// Publishes `status.json` when something changed, at most four times a second; asleep otherwise.
     private func statusLoop() async {
-        var last: AgentStatus?
+        let changes = agent.database.changes
         while !Task.isCancelled {
             var status = await currentStatus()
-            var comparable = status
-            comparable.updatedAt = last?.updatedAt ?? status.updatedAt
-            if comparable != last {
-                status.updatedAt = Date()
-                do {
-                    try status.write(to: directory.statusPath)
-                    last = status
-                } catch {
-                    logger.warning("cannot write status", metadata: ["event": "status", "error": .string(String(describing: error))])
-                }
+            status.updatedAt = Date()
+            do {
+                try status.write(to: directory.statusPath)
+            } catch {
+                logger.warning("cannot write status", metadata: ["event": "status", "error": .string(String(describing: error))])
             }
+            await changes.sleep(until: nil)
             try? await Task.sleep(for: .milliseconds(250))
         }
     }

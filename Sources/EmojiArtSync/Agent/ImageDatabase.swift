@@ -36,6 +36,13 @@ public final class ImageDatabase {
     public private(set) var bytesFetched = 0
     public private(set) var repairs = 0
     public private(set) var conflicts = 0
+    /// Keys of the feed the agent keeps now, and how many of them have a file in the index: kept as rows
+    /// change, so `status` costs nothing at any gallery size.
+    private var feedKeySet: Set<AssetKey> = []
+    public private(set) var storedInFeed = 0
+    /// Rung when anything `status` shows changed; the status writer sleeps on it.
+    public nonisolated let changes = Alarm()
+
     /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
     public private(set) var filesRead = 0
 
@@ -59,6 +66,13 @@ public final class ImageDatabase {
         logger.info("database ready", metadata: [
             "event": "setup", "dir": .string(directory.root), "files": .stringConvertible(index.count),
         ])
+    }
+
+    /// Takes the keys of a newly accepted feed (a walk of the feed, once per changed feed).
+    public func setFeed(_ keys: [AssetKey]) {
+        feedKeySet = Set(keys)
+        storedInFeed = keys.reduce(0) { $0 + (isStored($1) ? 1 : 0) }
+        changes.ring()
     }
 
     /// Whether the agent has a recorded file for `key` (the book's `storedImagesIndex.contains`).
@@ -191,11 +205,16 @@ public final class ImageDatabase {
         }
     }
 
-    /// Reads a file and checks it against the recorded digest and as a PNG. Runs off the actor.
-    @concurrent
+    /// Reads a file and checks it against the recorded digest and as a PNG, on the blocking-I/O pool.
     private nonisolated static func verifyFile(
         at path: String, key: AssetKey, expectedDigest: String
     ) async -> Result<Asset, DamageReason> {
+        await BlockingIO.run { verifyFileNow(at: path, key: key, expectedDigest: expectedDigest) }
+    }
+
+    private nonisolated static func verifyFileNow(
+        at path: String, key: AssetKey, expectedDigest: String
+    ) -> Result<Asset, DamageReason> {
         let bytes: [UInt8]
         do {
             bytes = try DiskStorage.readFile(at: path)
@@ -258,9 +277,11 @@ public final class ImageDatabase {
 
     /// Records a file the agent just put in place (or adopted), with the fingerprint it has now.
     private func record(_ asset: Asset, name: String, path: String, tag: String?) throws {
-        try index.put(IndexEntry(
+        let isNew = try index.put(IndexEntry(
             name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
             fingerprint: FileFingerprint.of(path)))
+        if isNew, feedKeySet.contains(asset.key) { storedInFeed += 1 }
+        changes.ring()
     }
 
     private func adoptOrRefuse(_ asset: Asset, name: String, path: String, tag: String?) async throws {
@@ -274,10 +295,11 @@ public final class ImageDatabase {
         ])
     }
 
-    @concurrent
     private nonisolated static func digestOfFile(at path: String) async -> String? {
-        guard let bytes = try? DiskStorage.readFile(at: path) else { return nil }
-        return Asset.digest(bytes)
+        await BlockingIO.run {
+            guard let bytes = try? DiskStorage.readFile(at: path) else { return nil }
+            return Asset.digest(bytes)
+        }
     }
 
     private func conflict(_ key: AssetKey, path: String, what: String) -> SyncError {
@@ -291,14 +313,15 @@ public final class ImageDatabase {
 
     /// Makes everything recorded so far durable against a power cut: the directory's entries (renames,
     /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
-    public func makeDurable() throws {
-        storage.syncDirectory()
+    public func makeDurable() async throws {
+        await storage.syncDirectory()
         try index.checkpoint()
     }
 
     /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
     public func noteRepair(of key: AssetKey, reason: DamageReason) {
         repairs += 1
+        changes.ring()
         logger.info("re-fetching damaged asset", metadata: [
             "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
             "file": .string(AssetFileName.name(for: key)),
@@ -349,6 +372,8 @@ public final class ImageDatabase {
         // Reentrancy: the row may have been replaced or removed while the file was checked.
         guard let now = index.entry(for: key), now.sha256 == entry.sha256 else { return 0 }
         try index.remove(named: name)
+        if feedKeySet.contains(key) { storedInFeed -= 1 }
+        changes.ring()
         if removable, try storage.remove(name) { return entry.size }
         return 0
     }
@@ -366,13 +391,16 @@ public final class ImageDatabase {
             }
         }
         try index.removeAll()
-        try makeDurable()
+        storedInFeed = 0
+        changes.ring()
+        try await makeDurable()
         return (files, bytes)
     }
 
     // MARK: - Logging
 
     private func logAccess(_ key: AssetKey, hit: Hit, asset: Asset) {
+        changes.ring()
         logger.info("asset", metadata: [
             "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),
             "bytes": .stringConvertible(asset.size), "file": .string(AssetFileName.name(for: key)),
@@ -380,6 +408,7 @@ public final class ImageDatabase {
     }
 
     private func logFailure(_ key: AssetKey, _ error: any Error) {
+        changes.ring()
         var metadata: Logger.Metadata = [
             "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(String(describing: error)),
         ]

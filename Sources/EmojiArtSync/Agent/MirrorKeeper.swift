@@ -21,11 +21,21 @@ public final class MirrorKeeper {
     /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
     /// first poll and after `SIGHUP`.
     private var fullPassRequested = true
+    /// A poll was asked for (`SIGHUP`, DIR recreated, the first one): it runs at the next wake-up, and one asked
+    /// for while a poll runs makes one more run right after it.
+    private var pollRequested = true
     private var nextPollAt: ContinuousClock.Instant = .now
+    /// Rung whenever there is work to do now; the agent's scheduler sleeps on it until the next deadline.
+    public nonisolated let alarm = Alarm()
+    /// Times the scheduler woke up to run due work (`status --json` shows it: flat while idle).
+    public private(set) var wakeUps = 0
+    private var runningDueWork = false
     private var feedFailures = 0
     private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
 
     private var pendingChecks: Set<String> = []
+    /// Names seen changed while their key was being repaired: checked again once that repair is done.
+    private var checksAfterRepair: Set<String> = []
     private var checking = false
     private var repairing: Set<AssetKey> = []
     private var purgeSequence = 0
@@ -45,20 +55,41 @@ public final class MirrorKeeper {
 
     // MARK: - Feed
 
-    /// Whether a poll is due (its time has come, or `pollNow()` asked for one).
-    public var pollIsDue: Bool { ContinuousClock.now >= nextPollAt }
-
-    /// Makes the next tick poll at once; with `fullPass`, that poll accesses every entry (`SIGHUP`).
+    /// Asks for a poll now; with `fullPass`, that poll accesses every entry (`SIGHUP`). Asked while a poll
+    /// runs, one more poll runs right after it (requests coalesce, none is lost).
     public func pollNow(fullPass: Bool = false) {
-        nextPollAt = .now
+        pollRequested = true
         if fullPass { fullPassRequested = true }
+        alarm.ring()
+    }
+
+    /// Runs whatever is due now: a poll (requested or its time come), retries whose backoff expired, queued
+    /// checks. Returns when the next of them falls due (nil: nothing is scheduled, only events can wake).
+    public func runDueWork() async -> ContinuousClock.Instant? {
+        wakeUps += 1
+        runningDueWork = true
+        defer { runningDueWork = false }
+        if pollRequested || ContinuousClock.now >= nextPollAt {
+            pollRequested = false
+            await poll()
+        }
+        await retryDueFailures()
+        if hasPendingChecks { await checkPending() }
+        database.changes.ring()
+        if pollRequested { return .now }  // asked for while this ran: once more, right away
+        guard let retryAt = await loader.nextRetryAt else { return nextPollAt }
+        return min(nextPollAt, retryAt)
+    }
+
+    /// Work done outside `runDueWork` (a repair the watcher started) may have changed the next deadline.
+    private func wakeSchedulerIfAsleep() {
+        if !runningDueWork { alarm.ring() }
     }
 
     /// Fetches the feed and brings DIR in line with it. The first successful poll, and one after `SIGHUP`,
     /// accesses every entry (memory, disk or network, each logged); others fetch only what is not on disk.
-    public func poll() async {
+    private func poll() async {
         let started = ContinuousClock.now
-        nextPollAt = started.advanced(by: .seconds(3600))  // no second poll while this one runs
         let feed: GalleryFeed
         do {
             feed = try await fetcher.fetchFeed()
@@ -85,7 +116,10 @@ public final class MirrorKeeper {
             ])
         }
         let removal = await removeItemsGoneFromFeed(feed)
-        feedKeys = feed.uniqueKeys
+        if feed.uniqueKeys != feedKeys {
+            feedKeys = feed.uniqueKeys
+            database.setFeed(feedKeys)
+        }
         if fullPassRequested {
             fullPassRequested = false
             await access(feed.entries)
@@ -106,7 +140,7 @@ public final class MirrorKeeper {
             "entries": .stringConvertible(feed.entries.count), "unique": .stringConvertible(feed.uniqueKeys.count),
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ])
-        try? database.makeDurable()
+        try? await database.makeDurable()
     }
 
     private func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
@@ -148,6 +182,7 @@ public final class MirrorKeeper {
         await forEachBounded(entries, limit: configuration.accessWindow) { [database] key in
             _ = try? await database.image(key)
         }
+        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
     }
 
     /// Fetches keys from the network and stores them; with a reason, each is logged as a repair first.
@@ -160,6 +195,15 @@ public final class MirrorKeeper {
             _ = try? await database.refetch(key)
         }
         repairing.subtract(keys)
+        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
+        // Files that changed again while their repair ran (deleted once more, say) are checked now.
+        let names = Set(keys.map(AssetFileName.name(for:)))
+        let recheck = checksAfterRepair.intersection(names)
+        if !recheck.isEmpty {
+            checksAfterRepair.subtract(recheck)
+            pendingChecks.formUnion(recheck)
+            alarm.ring()  // even from inside runDueWork: these checks are due now
+        }
     }
 
     /// Queues files for a check (names from inotify events); `checkPending()` processes them.
@@ -186,7 +230,11 @@ public final class MirrorKeeper {
             var missing: [AssetKey] = []
             var corrupt: [AssetKey] = []
             for name in names.sorted() {
-                guard let key = database.ownedKey(forFileNamed: name), !repairing.contains(key) else { continue }
+                guard let key = database.ownedKey(forFileNamed: name) else { continue }
+                if repairing.contains(key) {
+                    checksAfterRepair.insert(name)
+                    continue
+                }
                 switch await database.check(fileNamed: name) {
                 case .damaged(.missing): missing.append(key)
                 case .damaged(.corrupt): corrupt.append(key)
@@ -272,14 +320,16 @@ public final class MirrorKeeper {
 
     // MARK: - Status
 
-    /// A snapshot for `status.json`.
+    /// A snapshot for `status.json`. Costs the same at any gallery size: every figure is a counter kept as
+    /// events happen.
     public func status(base: AgentStatus) async -> AgentStatus {
         var status = base
         status.assets.total = feedKeys.count
-        status.assets.ok = feedKeys.reduce(0) { $0 + (database.isStored($1) ? 1 : 0) }
+        status.assets.ok = database.storedInFeed
         status.assets.missing = status.assets.total - status.assets.ok
-        let failing = Set(await loader.failingKeys)
-        status.assets.failing = feedKeys.reduce(0) { $0 + (failing.contains($1) ? 1 : 0) }
+        status.assets.failing = await loader.failureCount
+        status.wakeUps = wakeUps
+        status.indexFiles = database.ownedCount
         status.hits.memory = await loader.memoryHits
         status.hits.disk = database.diskHits
         status.hits.network = database.networkFetches

@@ -135,4 +135,8 @@ public actor ImageLoader {
 
     public var cachedBytes: Int { memory.totalBytes }
     public var failingKeys: [AssetKey] { failures.keys.sorted() }
+    /// Keys whose last access failed and that wait for their retry.
+    public var failureCount: Int { failures.count }
+    /// When the earliest remembered failure may be retried (nil when none is remembered).
+    public var nextRetryAt: ContinuousClock.Instant? { failures.values.lazy.map(\.retryAt).min() }
 }

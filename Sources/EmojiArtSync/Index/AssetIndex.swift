@@ -167,11 +167,13 @@ public final class AssetIndex {
 
     // MARK: - Changing (each a transaction of its own)
 
-    /// Records (or replaces) the row for `entry.name`.
-    public func put(_ entry: IndexEntry) throws(SyncError) {
+    /// Records (or replaces) the row for `entry.name`. Returns true when the row is new.
+    @discardableResult
+    public func put(_ entry: IndexEntry) throws(SyncError) -> Bool {
         let existed = self.entry(named: entry.name) != nil
         try write(entry)
         if !existed { count += 1 }
+        return !existed
     }
 
     private func write(_ entry: IndexEntry) throws(SyncError) {

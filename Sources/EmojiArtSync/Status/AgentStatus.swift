@@ -52,6 +52,10 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var repairs = 0
     public var bytesFetched = 0
     public var memoryBytes = 0
+    /// Files in the agent's index.
+    public var indexFiles: Int?
+    /// How many times the agent's scheduler woke up to run due work: flat while the agent is idle.
+    public var wakeUps: Int?
     public var lastPoll: Poll?
     public var lastError: String?
     public var lastPurge: Purge?

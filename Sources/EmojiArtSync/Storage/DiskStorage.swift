@@ -57,10 +57,13 @@ public final class DiskStorage {
     }
 
     /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644), then
-    /// `fsync(2)`s it. Returns its path. On failure the partial file is removed. Runs off the actor: the file is
-    /// private until `install` renames it.
-    @concurrent
+    /// `fsync(2)`s it. Returns its path. On failure the partial file is removed. Runs on the blocking-I/O pool,
+    /// off the actor: the file is private until `install` renames it.
     public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
+        try await BlockingIO.run { try writeTemporaryFileNow(bytes, in: directory) }
+    }
+
+    private nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
         let path = directory + "/" + "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
@@ -120,11 +123,17 @@ public final class DiskStorage {
         throw SyncError.system("unlink", path: path, errno: errno, hint: "cannot remove the asset")
     }
 
-    /// Flushes the directory entry changes (renames, unlinks) of `DIR` to disk.
-    public func syncDirectory() {
-        let fd = open(directory.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+    /// Flushes the directory entry changes (renames, unlinks) of `DIR` and of its state directory to disk, on
+    /// the blocking-I/O pool.
+    public nonisolated func syncDirectory() async {
+        let paths = [directory.root, directory.stateDirectory]
+        await BlockingIO.run {
+            for path in paths {
+                let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                guard fd >= 0 else { continue }
+                fsync(fd)
+                close(fd)
+            }
+        }
     }
 }
