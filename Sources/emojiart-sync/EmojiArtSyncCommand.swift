@@ -24,6 +24,7 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
             emojiart-sync --dir <dir> [--server <url>] [--once] [<options>]
             emojiart-sync status --dir <dir> [--json]
             emojiart-sync purge memory|disk --dir <dir>
+            emojiart-sync scrub --dir <dir>
             """,
         discussion: """
             Mirrors the gallery's feed (GET /gallery/images) into DIR, one PNG per asset URL, named by the \
@@ -58,12 +59,12 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
 
 /// `emojiart-sync status|purge ...`: commands that talk to the agent running on a directory.
 struct ControlCommand: AsyncParsableCommand {
-    static let names: Set<String> = ["status", "purge"]
+    static let names: Set<String> = ["status", "purge", "scrub"]
 
     static let configuration = CommandConfiguration(
         commandName: "emojiart-sync",
         abstract: "Talk to the agent running on a directory.",
         version: EmojiArtSyncVersion.current,
-        subcommands: [StatusCommand.self, PurgeCommand.self]
+        subcommands: [StatusCommand.self, PurgeCommand.self, ScrubCommand.self]
     )
 }

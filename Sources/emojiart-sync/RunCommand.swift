@@ -24,6 +24,9 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Seconds between feed polls (jittered by 10%).", valueName: "seconds"))
     var interval: Int = 60
 
+    @Option(name: .long, help: ArgumentHelp("Hours per background scrub pass (every owned file re-read and re-hashed, at most 4 MiB/s); 0 turns it off.", valueName: "hours"))
+    var scrubInterval: Int = 24
+
     @Option(name: .long, help: ArgumentHelp("Refuse a poll that would delete more than this percentage of the agent's files, or finds an empty feed (100 = allow).", valueName: "percent"))
     var maxDelete: Int = 50
 
@@ -54,6 +57,7 @@ struct RunOptions: ParsableArguments {
     func validate() throws {
         guard let dir, !dir.isEmpty else { throw ValidationError("missing --dir DIR: the directory to keep in sync") }
         guard interval >= 1 && interval <= 86_400 else { throw ValidationError("--interval must be 1...86400 seconds") }
+        guard scrubInterval >= 0 && scrubInterval <= 24 * 365 else { throw ValidationError("--scrub-interval must be 0...8760 hours") }
         guard maxDelete >= 0 && maxDelete <= 100 else { throw ValidationError("--max-delete must be 0...100") }
         guard concurrency >= 1 && concurrency <= 256 else { throw ValidationError("--concurrency must be 1...256") }
         guard ByteCount.parse(memoryLimit) != nil else { throw ValidationError("--memory-limit: cannot read \"\(memoryLimit)\" as a size") }
@@ -80,6 +84,7 @@ struct RunOptions: ParsableArguments {
         configuration.logToStandardError = !quiet
         configuration.pollInterval = .seconds(interval)
         configuration.maxDeletePercent = maxDelete
+        configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval * 3600)
         return configuration
     }
 }

@@ -33,6 +33,9 @@ public struct AgentConfiguration: Sendable {
     /// while the agent has files) deletes nothing until the user raises it: the guard against a broken
     /// gallery wiping the mirror. 100 turns the guard off.
     public var maxDeletePercent = 50
+    /// One background scrub pass (every owned file re-read and re-hashed) per this long, spread evenly over
+    /// it, at most 4 MiB/s; nil turns the background scrub off.
+    public var scrubInterval: Duration? = Scrubber.defaultInterval
     /// How often to rescan when inotify cannot be used (watch or instance limit reached).
     public var fallbackRescanInterval: Duration = .seconds(30)
 

@@ -70,6 +70,9 @@ public final class BackgroundAgent: Sendable {
             group.addTask { await self.scheduleLoop() }
             group.addTask { await self.statusLoop() }
             group.addTask { await self.diskPurgeLoop() }
+            if agent.configuration.scrubInterval != nil {
+                group.addTask { await self.scrubLoop() }
+            }
             for await _ in stopStream {}
             group.cancelAll()
             // In-flight transfers belong to unstructured loads; failing them ends those loads promptly.
@@ -212,6 +215,15 @@ public final class BackgroundAgent: Sendable {
             if diskPurgeRequested.exchange(false, ordering: .acquiringAndReleasing) {
                 _ = await keeper.purgeDisk()
             }
+        }
+    }
+
+    /// A scrub step a minute (the first a minute after start), nothing in between.
+    private func scrubLoop() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Scrubber.stepPeriod)
+            if Task.isCancelled { return }
+            await keeper.scrubStep()
         }
     }
 

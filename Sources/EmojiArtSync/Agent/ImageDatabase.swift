@@ -349,6 +349,20 @@ public final class ImageDatabase {
         }
     }
 
+    /// Reads and hashes the file `name` whatever its fingerprint says: the scrub, which catches bit rot that
+    /// left the fingerprint alone. A damaged file loses its fingerprint, so every later look reads it too.
+    public func scrub(fileNamed name: String) async -> FileCheck {
+        guard var entry = index.entry(named: name) else { return .notOwned }
+        entry.fingerprint = nil
+        switch await check(entry) {
+        case .trusted, .verified: return .intact
+        case .damaged(let reason):
+            try? index.setFingerprint(nil, named: name)
+            return .damaged(reason)
+        case .changedMeanwhile: return .notOwned
+        }
+    }
+
     /// The key recorded for file `name`, if the agent owns it.
     public func ownedKey(forFileNamed name: String) -> AssetKey? {
         index.entry(named: name).flatMap { try? AssetKey(feedURL: $0.key) }

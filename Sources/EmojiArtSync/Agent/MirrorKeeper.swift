@@ -45,7 +45,11 @@ public final class MirrorKeeper {
     public private(set) var lastError: String?
     public private(set) var lastPurge: AgentStatus.Purge?
 
+    /// Re-hashes owned files in the background, a step at a time.
+    public let scrubber: Scrubber
+
     public init(database: ImageDatabase, fetcher: AssetFetcher, loader: ImageLoader, configuration: AgentConfiguration, logger: Logger) {
+        self.scrubber = Scrubber(database: database, interval: configuration.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
         self.database = database
         self.fetcher = fetcher
         self.loader = loader
@@ -282,6 +286,15 @@ public final class MirrorKeeper {
     /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
     public func forgetFailures() async {
         await loader.forgetFailures()
+    }
+
+    /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).
+    public func scrubStep() async {
+        let found = await scrubber.step()
+        let corrupt = found.damaged.filter { $0.reason == .corrupt }.map(\.key)
+        let missing = found.damaged.filter { $0.reason == .missing }.map(\.key)
+        await refetch(corrupt, reason: .corrupt)
+        await refetch(missing, reason: .missing)
     }
 
     // MARK: - Purging

@@ -30,6 +30,7 @@ public final class AssetIndex {
     private let updateFingerprint: SQLiteConnection.Statement
     private let deleteByName: SQLiteConnection.Statement
     private let selectAll: SQLiteConnection.Statement
+    private let selectPage: SQLiteConnection.Statement
 
     /// Rows in the index, kept as rows change (never counted by a query after `open`).
     public private(set) var count: Int
@@ -61,6 +62,7 @@ public final class AssetIndex {
             "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns FROM files WHERE name = ?")
         selectAll = try connection.prepare(
             "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns FROM files ORDER BY name")
+        selectPage = try connection.prepare("SELECT name, size FROM files WHERE name > ? ORDER BY name LIMIT ?")
         upsert = try connection.prepare("""
             INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -151,6 +153,16 @@ public final class AssetIndex {
         entries.reserveCapacity(count)
         while (try? selectAll.step()) == true { entries.append(Self.read(selectAll)) }
         return entries
+    }
+
+    /// Up to `limit` file names (with sizes) that sort after `name`, in order: how the scrub walks the index a
+    /// little at a time without holding it all in memory.
+    public func names(after name: String, limit: Int) -> [(name: String, size: Int)] {
+        selectPage.bind(.text(name), .integer(Int64(limit)))
+        defer { selectPage.reset() }
+        var page: [(name: String, size: Int)] = []
+        while (try? selectPage.step()) == true { page.append((selectPage.text(0), Int(selectPage.int64(1)))) }
+        return page
     }
 
     private static func read(_ row: SQLiteConnection.Statement) -> IndexEntry {
