@@ -1,20 +1,31 @@
 import NIOPosix
 
 /// Where blocking file work runs: writing and `fsync`ing a new file, reading a whole file to verify or hash it,
-/// `fsync` of the directory. It goes to NIO's shared thread pool (`NIOThreadPool.singleton`), so it never
-/// holds the `SyncActor` nor one of the threads of Swift's cooperative pool, which has only as many threads as
-/// cores: on a 2-core machine one `fsync` there would stall half of the agent, a repair included.
+/// `fsync` of the directory. It goes to a thread pool of its own (NIO's `NIOThreadPool`), so it never holds the
+/// `SyncActor` nor one of the threads of Swift's cooperative pool, which has only as many threads as cores: on
+/// a 2-core machine one `fsync` there would stall half of the agent, a repair included.
+///
+/// The pool has more threads than cores on purpose: its threads mostly wait for the disk, and `fsync`s that
+/// are in flight together are committed together by the file system's journal.
 enum BlockingIO {
+    static let threads = 8
+
+    private static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
+        return pool
+    }()
+
     /// Runs `body` on the blocking-I/O pool and returns its result (or rethrows its error).
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await NIOThreadPool.singleton.runIfActive(body)
+        try await pool.runIfActive(body)
     }
 
-    /// Runs a body that cannot fail on the blocking-I/O pool. Only a pool that was shut down (never, for the
-    /// singleton) could make `run` throw; the body then runs right here rather than not at all.
+    /// Runs a body that cannot fail on the blocking-I/O pool. Only a pool that was shut down (never: it lives
+    /// as long as the process) could make `run` throw; the body then runs right here rather than not at all.
     static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         do {
-            return try await NIOThreadPool.singleton.runIfActive(body)
+            return try await pool.runIfActive(body)
         } catch {
             return body()
         }
