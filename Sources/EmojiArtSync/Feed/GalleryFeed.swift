@@ -16,11 +16,17 @@ public struct GalleryFeed: Sendable {
     /// Items whose url was refused, with the reason.
     public let rejections: [AssetKey.Rejection]
 
-    public init(entries: [AssetKey], rejections: [AssetKey.Rejection] = []) {
+    /// Each key's `checksum` (its first one, when duplicates disagree): an opaque tag the server may change
+    /// when the key's content changes (the book's server makes new ones at every start). A stored file whose
+    /// tag differs from the feed's is fetched again, conditionally.
+    public let tags: [AssetKey: String]
+
+    public init(entries: [AssetKey], rejections: [AssetKey.Rejection] = [], tags: [AssetKey: String] = [:]) {
         self.entries = entries
         var seen = Set<AssetKey>()
         self.uniqueKeys = entries.filter { seen.insert($0).inserted }
         self.rejections = rejections
+        self.tags = tags
     }
 
     /// Decodes a feed body.
@@ -33,6 +39,7 @@ public struct GalleryFeed: Sendable {
         }
         var entries: [AssetKey] = []
         var rejections: [AssetKey.Rejection] = []
+        var tags: [AssetKey: String] = [:]
         var unique = Set<String>()
         entries.reserveCapacity(items.count)
         for item in items {
@@ -43,6 +50,7 @@ public struct GalleryFeed: Sendable {
                     throw SyncError(.feed, "feed lists more than \(maximumUniqueAssets) unique assets; refusing it")
                 }
                 entries.append(key)
+                if tags[key] == nil { tags[key] = item.checksum }
             } catch let rejection as AssetKey.Rejection {
                 rejections.append(rejection)
             } catch let error as SyncError {
@@ -51,7 +59,7 @@ public struct GalleryFeed: Sendable {
                 throw SyncError(.feed, "feed item refused: \(error)")
             }
         }
-        return GalleryFeed(entries: entries, rejections: rejections)
+        return GalleryFeed(entries: entries, rejections: rejections, tags: tags)
     }
 
     private static func describe(_ error: any Error) -> String {
