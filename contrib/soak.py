@@ -112,7 +112,7 @@ def main():
         samples.append((rss_kib(agent.pid), fds(agent.pid)))
         first_rss, first_fds = samples[0]
         last_rss, last_fds = samples[-1]
-        # "Flat": after the allocator reaches its high-water mark (endless bodies are buffered up to the 32 MiB
+        # "Flat": after the allocator reaches its high-water mark (endless bodies are buffered up to the 4 MiB
         # body limit, and glibc keeps freed heap), RSS must stop growing: the end is compared with the peak
         # of the first half of the run, not with the idle start.
         first_half_peak = max(s[0] for s in samples[: max(2, len(samples) // 2)])

@@ -71,15 +71,25 @@ public final class CurlHTTPClient: Sendable {
 
     /// Fetches `url` with GET and returns the response, whatever its status.
     ///
+    /// `headers` are sent in addition to libcurl's own (`Host`, `User-Agent`, `Accept`,
+    /// `Accept-Encoding`); a field of the same name replaces libcurl's. This is how a caller
+    /// makes a conditional request (`If-None-Match`, `If-Modified-Since`): the `304 Not
+    /// Modified` that may answer it is returned like any response, with an empty body.
+    /// `maxBodySize`, when given, replaces the configuration's limit for this request only
+    /// (clamped at 0), so one client can hold a small limit for images and a larger one for a feed.
+    ///
     /// Throws ``HTTPClientError`` for transport-level failures only (refused, timed out, too
-    /// large, truncated, unsupported URL, TLS, shut down, ...), and `CancellationError` if the
-    /// calling task is cancelled, in which case the transfer is abandoned at once.
-    public func get(_ url: String) async throws -> HTTPResponse {
+    /// large, truncated, unsupported URL, malformed header, TLS, shut down, ...), and
+    /// `CancellationError` if the calling task is cancelled, in which case the transfer is
+    /// abandoned at once.
+    public func get(_ url: String, headers: HTTPHeaders = HTTPHeaders(), maxBodySize: Int? = nil) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        // Refuse bad URLs here, before the loop or libcurl's network code sees them.
+        // Refuse bad URLs and headers here, before the loop or libcurl's network code sees them.
         let parsed = try CurlURL(url)
+        let lines = try RequestHeaderLines(headers, url: url).lines
         let request = CurlLoopMailbox.Request(
-            id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: parsed, slot: RequestSlot())
+            id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: parsed, headerLines: lines,
+            maxBodySize: maxBodySize.map { max(0, $0) }, slot: RequestSlot())
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard request.slot.install(continuation) else { return }
@@ -95,7 +105,7 @@ public final class CurlHTTPClient: Sendable {
     }
 
     /// Fetches `url` and returns the body, throwing ``HTTPClientError/Kind/httpStatus(_:)``
-    /// unless the status is 200.
+    /// unless the status is 200 (so a `304`, which has no body, is an error here too).
     ///
     /// A 200 is not proof of good content (the gallery answers missing images with a 200 and a
     /// JSON error): callers still validate the bytes.

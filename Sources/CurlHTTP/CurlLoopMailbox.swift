@@ -14,6 +14,10 @@ final class CurlLoopMailbox: Sendable {
         let id: UInt64
         /// The checked URL.
         let url: CurlURL
+        /// Extra request header lines (`CURLOPT_HTTPHEADER`), already checked.
+        let headerLines: [String]
+        /// This request's body limit, when it differs from the client's `maxBodySize`.
+        let maxBodySize: Int?
         /// Where the result goes.
         let slot: RequestSlot
     }

@@ -28,6 +28,9 @@ final class CurlTransfer {
     private(set) var exceededBodyLimit = false
     /// libcurl's detailed error text (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes).
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The extra request headers (`CURLOPT_HTTPHEADER`); libcurl reads the list during the
+    /// transfer, so it lives as long as the easy handle and is freed after it.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
 
     /// Creates the easy handle and sets every option; throws if libcurl rejects one.
     init(request: CurlLoopMailbox.Request, configuration: HTTPClientConfiguration) throws(HTTPClientError) {
@@ -38,7 +41,7 @@ final class CurlTransfer {
         }
         self.request = request
         self.easy = easy
-        self.maxBodySize = configuration.maxBodySize
+        self.maxBodySize = request.maxBodySize ?? configuration.maxBodySize
         self.configuration = configuration
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -47,6 +50,7 @@ final class CurlTransfer {
 
     deinit {
         curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
 
@@ -77,14 +81,30 @@ final class CurlTransfer {
         try set(CURLOPT_LOW_SPEED_TIME, configuration.lowSpeedTime.wholeSecondsRoundedUp, "CURLOPT_LOW_SPEED_TIME")
         // Refuse early when the server declares a larger body; the write callback covers the rest.
         try check(
-            emojiart_curl_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxBodySize)),
+            emojiart_curl_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodySize)),
             "CURLOPT_MAXFILESIZE_LARGE")
+        try setHeaderList(request.headerLines)
         try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
         try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, this), "CURLOPT_PRIVATE")
         try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, this), "CURLOPT_WRITEDATA")
         try check(emojiart_curl_easy_setopt_write_function(easy, curlWriteBody), "CURLOPT_WRITEFUNCTION")
         try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, this), "CURLOPT_HEADERDATA")
         try check(emojiart_curl_easy_setopt_header_function(easy, curlWriteHeader), "CURLOPT_HEADERFUNCTION")
+    }
+
+    /// Builds the `curl_slist` of extra header lines (libcurl copies each string) and hands it
+    /// to the handle. No lines, no list.
+    private func setHeaderList(_ lines: [String]) throws(HTTPClientError) {
+        guard !lines.isEmpty else { return }
+        for line in lines {
+            guard let appended = curl_slist_append(headerList, line) else {
+                throw HTTPClientError(
+                    kind: .transport, url: request.url.string,
+                    message: "libcurl could not store a request header for \(request.url.string)", call: "curl_slist_append")
+            }
+            headerList = appended
+        }
+        try check(emojiart_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
     }
 
     /// Write callback body: appends `chunk`, or refuses it (returns `false`) if the body would

@@ -21,8 +21,9 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         case timedOut
         /// The host name did not resolve (`CURLE_COULDNT_RESOLVE_HOST`).
         case resolveFailed
-        /// The server answered with a status other than 200. Only ``CurlHTTPClient/fetch(_:)``
-        /// throws this; ``CurlHTTPClient/get(_:)`` returns every status.
+        /// The server answered with a status other than 200 (a `304 Not Modified` included). Only
+        /// ``CurlHTTPClient/fetch(_:)`` throws this; ``CurlHTTPClient/get(_:headers:maxBodySize:)``
+        /// returns every status.
         case httpStatus(Int)
         /// The body is, or was declared to be, larger than the configured limit in bytes
         /// (`CURLE_FILESIZE_EXCEEDED`, or the write callback refusing more data).
@@ -31,6 +32,9 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
         case truncated
         /// Not an `http` or `https` URL, or not a URL at all; nothing was sent.
         case unsupportedURL
+        /// The request itself is malformed (a request header with a bad name, or CR/LF in a value);
+        /// nothing was sent.
+        case invalidRequest
         /// TLS handshake or certificate verification failed.
         case tls
         /// The client was shut down while the request was queued or running.
@@ -48,6 +52,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
             case .tooLarge(let limit): "tooLarge(limit: \(limit))"
             case .truncated: "truncated"
             case .unsupportedURL: "unsupportedURL"
+            case .invalidRequest: "invalidRequest"
             case .tls: "tls"
             case .cancelled: "cancelled"
             case .transport: "transport"
@@ -110,9 +115,17 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
 }
 
 extension HTTPClientError {
-    /// `fetch` got a status other than 200.
-    static func httpStatus(_ status: Int, url: String) -> HTTPClientError {
-        HTTPClientError(kind: .httpStatus(status), url: url, message: "HTTP \(status) from \(url)")
+    /// A status other than the one wanted (`fetch` wants 200), as ``Kind/httpStatus(_:)``.
+    public static func httpStatus(_ status: Int, url: String) -> HTTPClientError {
+        let message = status == 304
+            ? "HTTP 304 Not Modified from \(url), but a body was wanted"
+            : "HTTP \(status) from \(url)"
+        return HTTPClientError(kind: .httpStatus(status), url: url, message: message)
+    }
+
+    /// The request could not be built as given; nothing was sent.
+    static func invalidRequest(url: String, reason: String) -> HTTPClientError {
+        HTTPClientError(kind: .invalidRequest, url: url, message: "refusing to send \(url): \(reason)")
     }
 
     /// The URL is not one this client will open.

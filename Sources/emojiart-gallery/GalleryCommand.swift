@@ -27,8 +27,10 @@ struct GalleryCommand: AsyncParsableCommand {
 
             Control endpoints (not counted, no latency): GET /_control/stats, \
             POST /_control/faults (a JSON fault plan), POST /_control/reset (zero the counts). \
-            See emojiart-gallery(1).
-            """
+            `emojiart-gallery export --dir OUT --count N [--small]` writes the gallery as static \
+            files instead. See emojiart-gallery(1).
+            """,
+        subcommands: [ExportCommand.self]
     )
 
     @Option(help: "Address to bind.")

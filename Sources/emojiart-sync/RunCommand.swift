@@ -39,8 +39,8 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("How hard to check PNGs: structure (chunks and CRCs) or full (decode every row).", valueName: "level"))
     var verify: PNGVerification = .structure
 
-    @Option(name: .long, help: ArgumentHelp("Largest response body accepted.", valueName: "size"))
-    var maxBodySize: String = "32M"
+    @Option(name: .long, help: ArgumentHelp("Largest image body accepted (the feed's own limit is 64M).", valueName: "size"))
+    var maxBodySize: String = "4M"
 
     @Option(name: .long, help: ArgumentHelp("Extra attempts per asset after a transient network failure.", valueName: "n"))
     var retries: Int = 2

@@ -22,6 +22,9 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
     /// Extra feed items with these `url`s, appended once each after the shuffled listing: how tests serve a
     /// hostile feed (absolute URLs, other hosts, `..`) to a client that must refuse them.
     public var extraFeedURLs: [String]
+    /// Items left out of the feed (their images are still served): how tests make an item
+    /// disappear from the gallery.
+    public var droppedItems: [Int]
 
     /// The book's behaviour: no faults.
     public static let none = GalleryFaults()
@@ -34,7 +37,8 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
         imageFaults: [Int: ImageFault] = [:],
         allImages: ImageFault? = nil,
         generation: Int = 0,
-        extraFeedURLs: [String] = []
+        extraFeedURLs: [String] = [],
+        droppedItems: [Int] = []
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.emptyFeed = emptyFeed
@@ -43,6 +47,7 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
         self.allImages = allImages
         self.generation = generation
         self.extraFeedURLs = extraFeedURLs
+        self.droppedItems = droppedItems
     }
 
     /// The fault that applies to image N: its own entry, else ``allImages``, else nil.
@@ -53,7 +58,7 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
 
 extension GalleryFaults: Codable {
     private enum CodingKeys: String, CodingKey {
-        case latencyMilliseconds, emptyFeed, feedStatus, imageFaults, allImages, generation, extraFeedURLs
+        case latencyMilliseconds, emptyFeed, feedStatus, imageFaults, allImages, generation, extraFeedURLs, droppedItems
     }
 
     /// Decodes a plan in which every key is optional and takes its "no fault" default.
@@ -66,7 +71,8 @@ extension GalleryFaults: Codable {
             imageFaults: try container.decodeIfPresent([Int: ImageFault].self, forKey: .imageFaults) ?? [:],
             allImages: try container.decodeIfPresent(ImageFault.self, forKey: .allImages),
             generation: try container.decodeIfPresent(Int.self, forKey: .generation) ?? 0,
-            extraFeedURLs: try container.decodeIfPresent([String].self, forKey: .extraFeedURLs) ?? []
+            extraFeedURLs: try container.decodeIfPresent([String].self, forKey: .extraFeedURLs) ?? [],
+            droppedItems: try container.decodeIfPresent([Int].self, forKey: .droppedItems) ?? []
         )
         if let status = feedStatus, !(100...599).contains(status) {
             throw DecodingError.dataCorruptedError(
@@ -88,5 +94,6 @@ extension GalleryFaults: Codable {
         try container.encode(allImages, forKey: .allImages)
         try container.encode(generation, forKey: .generation)
         try container.encode(extraFeedURLs, forKey: .extraFeedURLs)
+        try container.encode(droppedItems, forKey: .droppedItems)
     }
 }

@@ -18,6 +18,8 @@ struct GalleryResponder: HTTPResponder {
 
     /// The body the book's server sends, with status 200, for an image it does not have.
     static let notFoundBody = #"{"error": "File not found."}"#
+    /// ``notFoundBody`` as bytes.
+    static let notFoundBytes = Array(notFoundBody.utf8)
 
     /// Largest fault plan `POST /_control/faults` accepts.
     static let maximumControlBody = 1 << 20
@@ -55,39 +57,57 @@ struct GalleryResponder: HTTPResponder {
             return Answer(response: Self.methodNotAllowed(allow: "GET"))
         }
         if path == GalleryCatalog.feedPath {
-            return feed(faults: faults)
+            return feed(request.head, faults: faults)
         }
-        return image(query: request.uri.query ?? "", faults: faults, context: context)
+        return image(request.head, query: request.uri.query ?? "", faults: faults, context: context)
     }
 
     /// `GET /gallery/images`: every item three times, shuffled afresh for each request.
-    private func feed(faults: GalleryFaults) -> Answer {
+    ///
+    /// Sends `ETag` and `Last-Modified` (see ``GalleryRevision``) and answers a conditional request
+    /// they satisfy with `304` and no body, before the feed is encoded.
+    private func feed(_ head: HTTPRequest, faults: GalleryFaults) -> Answer {
         if let status = faults.feedStatus {
             return Answer(
                 response: Self.json(status: .init(code: status), #"{"error": "Feed unavailable (injected fault)."}"#),
                 fault: "feedStatus:\(status)"
             )
         }
-        if faults.emptyFeed {
-            return Answer(response: Self.json(status: .ok, "[]"), fault: "emptyFeed")
+        let validators = state.revision.feedValidators(for: faults)
+        let fault = faults.emptyFeed ? "emptyFeed" : "none"
+        if validators.notModified(for: head) {
+            return Answer(response: Self.notModified(validators), fault: fault)
         }
-        let items = state.catalog.items
+        if faults.emptyFeed {
+            return Answer(response: Self.json(status: .ok, "[]", validators: validators), fault: fault)
+        }
+        let dropped = Set(faults.droppedItems)
+        let items = dropped.isEmpty ? state.catalog.items : state.catalog.items.enumerated().filter { !dropped.contains($0.offset + 1) }.map(\.element)
         let extras = faults.extraFeedURLs.enumerated().map { index, url in
             GalleryItem(name: "Injected \(index + 1)", url: url, price: 0, checksum: "injected-\(index + 1)")
         }
         let listing = (items + items + items).shuffled() + extras
         do {
             let data = try Self.jsonEncoder().encode(listing)
-            return Answer(response: Self.json(status: .ok, bytes: Array(data)))
+            return Answer(response: Self.json(status: .ok, bytes: Array(data), validators: validators))
         } catch {
             return Answer(response: Self.json(status: .internalServerError, Self.errorJSON("cannot encode the feed: \(error)")))
         }
     }
 
     /// `GET /gallery/image?N`: the PNG, the book's error JSON, or a fault.
-    private func image(query: String, faults: GalleryFaults, context: Context) -> Answer {
+    ///
+    /// A PNG or error item sent whole (healthy, `corrupt`, `changing`) carries `ETag` and
+    /// `Last-Modified` of exactly those bytes, and a conditional request they satisfy gets `304`;
+    /// the transport faults (`truncated`, `slow`, `endless`, `serverError`) send no validators and
+    /// never answer 304, so they always show.
+    private func image(_ head: HTTPRequest, query: String, faults: GalleryFaults, context: Context) -> Answer {
         guard let n = Int(query), !GalleryCatalog.isErrorItem(n, count: state.count) else {
-            return Answer(response: Self.json(status: .ok, Self.notFoundBody))
+            let validators = state.revision.validators(of: Self.notFoundBytes)
+            if validators.notModified(for: head) {
+                return Answer(response: Self.notModified(validators))
+            }
+            return Answer(response: Self.json(status: .ok, bytes: Self.notFoundBytes, validators: validators))
         }
         let fault = faults.fault(forImage: n)
         if fault == .serverError {
@@ -111,10 +131,16 @@ struct GalleryResponder: HTTPResponder {
         }
         let body: ResponseBody
         switch fault {
-        case nil, .changing:
-            body = ResponseBody(byteBuffer: ByteBuffer(bytes: png))
-        case .corrupt:
-            body = ResponseBody(byteBuffer: ByteBuffer(bytes: FaultBodies.corrupted(png)))
+        case nil, .changing, .corrupt:
+            let bytes = fault == .corrupt ? FaultBodies.corrupted(png) : png
+            let validators = fault == .changing ? GalleryRevision.unique(bytes) : state.revision.validators(of: bytes)
+            let faultName = fault?.name ?? "none"
+            if validators.notModified(for: head) {
+                return Answer(response: Self.notModified(validators), fault: faultName)
+            }
+            var response = Self.png(n: n, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+            response.headers.append(contentsOf: validators.headerFields)
+            return Answer(response: response, fault: faultName)
         case .truncated:
             body = FaultBodies.truncated(png, context: context)
         case .slow(let milliseconds):
@@ -188,6 +214,21 @@ struct GalleryResponder: HTTPResponder {
             headers: [.contentType: "application/octet-stream", .contentDisposition: "filename=\"\(n).tiff\""],
             body: body
         )
+    }
+
+    /// `304 Not Modified`: the validators and no body (RFC 9110 section 15.4.5).
+    private static func notModified(_ validators: ResourceValidators) -> Response {
+        Response(status: .notModified, headers: validators.headerFields, body: ResponseBody())
+    }
+
+    private static func json(status: HTTPResponse.Status, bytes: [UInt8], validators: ResourceValidators) -> Response {
+        var response = json(status: status, bytes: bytes)
+        response.headers.append(contentsOf: validators.headerFields)
+        return response
+    }
+
+    private static func json(status: HTTPResponse.Status, _ text: String, validators: ResourceValidators) -> Response {
+        json(status: status, bytes: Array(text.utf8), validators: validators)
     }
 
     private static func json(status: HTTPResponse.Status, _ text: String) -> Response {

@@ -13,6 +13,8 @@ final class GalleryState: Sendable {
     let catalog: GalleryCatalog
     /// Encoded PNGs, made on first request.
     let images = GalleryImageCache()
+    /// What the `ETag` and `Last-Modified` answers are made from.
+    let revision: GalleryRevision
 
     private struct Mutable {
         var faults: GalleryFaults
@@ -29,6 +31,7 @@ final class GalleryState: Sendable {
     init(count: Int, faults: GalleryFaults) {
         self.count = count
         self.catalog = GalleryCatalog(count: count)
+        self.revision = GalleryRevision(catalog: catalog, faults: faults)
         self.mutable = Mutex(Mutable(faults: faults))
     }
 
@@ -45,6 +48,7 @@ final class GalleryState: Sendable {
             defer { state.faults = faults }
             return state.faults.generation != faults.generation
         }
+        revision.planChanged(to: faults)
         if generationChanged {
             images.keepOnly(generation: faults.generation)
         }

@@ -14,8 +14,9 @@ public struct AgentConfiguration: Sendable {
     /// The memory cache's bound. 64 MiB holds the book gallery many times over.
     public var memoryLimit = 64 * 1024 * 1024
     public var verification: PNGVerification = .structure
-    /// Largest body accepted from the gallery (an endless body is cut here).
-    public var maxBodySize = 32 * 1024 * 1024
+    /// Largest image body accepted (an endless body is cut here); the feed has its own limit,
+    /// `GalleryFeed.maximumBodySize`. Bodies are buffered, so this times `concurrency` bounds their memory.
+    public var maxBodySize = 4 * 1024 * 1024
     public var connectTimeout: Duration = .seconds(10)
     /// A transfer slower than 1 byte/s for this long is abandoned.
     public var stallTimeout: Duration = .seconds(30)

@@ -29,28 +29,31 @@ public struct AssetFetcher: Sendable {
         self.retryPause = retryPause
     }
 
-    /// Fetches and decodes the feed.
+    /// Fetches and decodes the feed (unconditionally; see ``fetchFeed(validators:)``).
     @concurrent
     public func fetchFeed() async throws -> GalleryFeed {
-        let body = try await withRetries { try await self.client.fetch(self.server.feedURL) }
-        return try GalleryFeed.decode(body)
+        switch try await fetchFeed(validators: nil) {
+        case .changed(let feed, _):
+            return feed
+        case .notModified:
+            throw HTTPClientError.httpStatus(304, url: server.feedURL)
+        }
     }
 
-    /// Fetches one asset and returns it only if it is a valid PNG.
+    /// Fetches one asset and returns it only if it is a valid PNG (unconditionally; see
+    /// ``fetchAsset(_:validators:)``).
     @concurrent
     public func fetchAsset(_ key: AssetKey) async throws -> Asset {
-        let url = server.url(for: key)
-        let body = try await withRetries { try await self.client.fetch(url) }
-        let info: PNGInfo
-        do {
-            info = try PNGValidator.validate(body, level: verification)
-        } catch {
-            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)")
+        switch try await fetchAsset(key, validators: nil) {
+        case .fetched(let asset, _):
+            return asset
+        case .notModified:
+            throw HTTPClientError.httpStatus(304, url: server.url(for: key))
         }
-        return Asset(key: key, bytes: body, sha256: Asset.digest(body), width: info.width, height: info.height)
     }
 
-    private func withRetries(_ operation: () async throws -> [UInt8]) async throws -> [UInt8] {
+    /// Runs `operation`, again after a transient failure, at most ``retries`` more times.
+    func withRetries<Result>(_ operation: () async throws -> Result) async throws -> Result {
         var attempt = 0
         while true {
             do {

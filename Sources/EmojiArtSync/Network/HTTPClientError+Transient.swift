@@ -9,7 +9,7 @@ extension HTTPClientError {
             return true
         case .httpStatus(let status):
             return status >= 500 || status == 429 || status == 408
-        case .tooLarge, .unsupportedURL, .tls, .cancelled:
+        case .tooLarge, .unsupportedURL, .invalidRequest, .tls, .cancelled:
             return false
         }
     }

@@ -26,18 +26,24 @@ enum RawHTTP {
         var pauseMilliseconds: Int
     }
 
-    /// Sends `GET path` to 127.0.0.1:port and reads the response until the server closes the
-    /// connection or `bodyLimit` body bytes have arrived; then hangs up.
+    /// Sends `GET path` (plus `headers`) to 127.0.0.1:port and reads the response until the server
+    /// closes the connection or `bodyLimit` body bytes have arrived; then hangs up.
     static func get(
-        _ baseURL: String, _ path: String, bodyLimit: Int = .max, slowReader: SlowReader? = nil, timeoutSeconds: Int = 20
+        _ baseURL: String, _ path: String, headers: [(String, String)] = [], bodyLimit: Int = .max,
+        slowReader: SlowReader? = nil, timeoutSeconds: Int = 20
     ) async throws -> RawResponse {
         guard let port = URL(string: baseURL)?.port else { throw TestFailure("no port in \(baseURL)") }
+        let extra = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
         return try await onOwnThread {
-            try exchange(port: port, path: path, bodyLimit: bodyLimit, slowReader: slowReader, timeoutSeconds: timeoutSeconds)
+            try exchange(
+                port: port, path: path, extraHeaders: extra, bodyLimit: bodyLimit, slowReader: slowReader,
+                timeoutSeconds: timeoutSeconds)
         }
     }
 
-    private static func exchange(port: Int, path: String, bodyLimit: Int, slowReader: SlowReader?, timeoutSeconds: Int) throws -> RawResponse {
+    private static func exchange(
+        port: Int, path: String, extraHeaders: String, bodyLimit: Int, slowReader: SlowReader?, timeoutSeconds: Int
+    ) throws -> RawResponse {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
         defer { close(fd) }
@@ -59,7 +65,7 @@ enum RawHTTP {
         }
         guard connected == 0 else { throw TestFailure("connect: errno \(errno)") }
 
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\(extraHeaders)\r\n".utf8)
         var sent = 0
         while sent < request.count {
             let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

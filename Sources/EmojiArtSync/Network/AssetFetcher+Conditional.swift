@@ -1,0 +1,71 @@
+import CurlHTTP
+import EmojiArtPNG
+
+extension AssetFetcher {
+    /// Fetches the feed, conditionally when `validators` are given and not empty: a `304 Not
+    /// Modified` answers ``FeedFetch/notModified`` without any body being sent or decoded.
+    ///
+    /// The feed has its own size limit, ``GalleryFeed/maximumBodySize``, independent of the
+    /// client's (`--max-body-size`, sized for images); a larger feed is refused with a
+    /// `SyncError` of code `.feed` that says so. Any status but 200 and 304 throws
+    /// ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request.
+    @concurrent
+    public func fetchFeed(validators: HTTPValidators?) async throws -> FeedFetch {
+        let url = server.feedURL
+        let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
+        let response: HTTPResponse
+        do {
+            response = try await withRetries {
+                try Self.checked(
+                    try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize),
+                    conditional: !headers.isEmpty)
+            }
+        } catch let error as HTTPClientError {
+            if case .tooLarge(let limit) = error.kind {
+                throw SyncError(
+                    .feed, "feed at \(url) is larger than \(Self.mebibytes(limit)), the feed's limit; refusing it",
+                    underlying: error)
+            }
+            throw error
+        }
+        if response.status == 304 { return .notModified }
+        return .changed(try GalleryFeed.decode(response.body), HTTPValidators(headers: response.headers))
+    }
+
+    /// Fetches one asset, conditionally when `validators` are given and not empty: a `304 Not
+    /// Modified` answers ``AssetFetch/notModified``; a `200` is returned only if its bytes are a
+    /// valid PNG. Other statuses throw as ``fetchAsset(_:)`` does.
+    @concurrent
+    public func fetchAsset(_ key: AssetKey, validators: HTTPValidators?) async throws -> AssetFetch {
+        let url = server.url(for: key)
+        let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
+        let response = try await withRetries {
+            try Self.checked(try await self.client.get(url, headers: headers), conditional: !headers.isEmpty)
+        }
+        if response.status == 304 { return .notModified }
+        let body = response.body
+        let info: PNGInfo
+        do {
+            info = try PNGValidator.validate(body, level: verification)
+        } catch {
+            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)")
+        }
+        let asset = Asset(key: key, bytes: body, sha256: Asset.digest(body), width: info.width, height: info.height)
+        return .fetched(asset, HTTPValidators(headers: response.headers))
+    }
+
+    /// `64 MiB` for a whole number of mebibytes, else ``ByteCount/format(_:)``.
+    private static func mebibytes(_ bytes: Int) -> String {
+        bytes % (1024 * 1024) == 0 ? "\(bytes / (1024 * 1024)) MiB" : ByteCount.format(bytes)
+    }
+
+    /// `response` if it is a 200, or a 304 to a conditional request; otherwise throws
+    /// ``HTTPClientError/Kind/httpStatus(_:)`` (inside the retries, so a 5xx is retried; a 304 to
+    /// an unconditional request is an error: there is nothing it could refer to).
+    private static func checked(_ response: HTTPResponse, conditional: Bool) throws(HTTPClientError) -> HTTPResponse {
+        guard response.status == 200 || (response.status == 304 && conditional) else {
+            throw HTTPClientError.httpStatus(response.status, url: response.url)
+        }
+        return response
+    }
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Background-agent figures for contrib/bench/scale.sh, against a gallery already being served (nginx on a static
+export): idle CPU per minute between polls, CPU of a poll whose feed did not change, CPU of a poll whose feed
+changed, and repair latency (delete one of the agent's files, time until it is back byte-identical).
+
+CPU comes from /proc/PID/stat (utime + stime, in clock ticks), so figures are in milliseconds of CPU with a
+resolution of one tick (10 ms); per-poll figures are averaged over several polls to get below that.
+
+Usage: scale-agent.py --agent BIN --server URL --feed FILE --export DIR [--runs 5] [--deletes 50] [--label small]
+Prints one line per figure: label, median, min-max over the runs.
+"""
+import argparse, os, random, re, signal, statistics, subprocess, sys, tempfile, time, shutil
+
+TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ms(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * TICK_MS  # utime, stime (fields 14 and 15 of stat(5))
+
+
+def wait_until(predicate, timeout, step=0.01):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+def poll_lines(log):
+    try:
+        with open(log) as f:
+            return sum(1 for line in f if "event=poll" in line and "result=" in line)
+    except OSError:
+        return 0
+
+
+def fmt(label, values, unit):
+    if not values:
+        return f"{label:<58} (not measured)"
+    return f"{label:<58} {statistics.median(values):10.2f} {unit:<6} ({min(values):.2f}-{max(values):.2f}, n={len(values)})"
+
+
+class Agent:
+    def __init__(self, binary, server, interval, work):
+        self.dir = tempfile.mkdtemp(prefix="agent-", dir=work)
+        self.log = os.path.join(self.dir, ".emojiart-sync", "sync.log")
+        self.proc = subprocess.Popen([binary, "--dir", self.dir, "--server", server, "--interval", str(interval), "-q"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--agent", required=True)
+    p.add_argument("--server", required=True)
+    p.add_argument("--feed", required=True, help="the exported feed file (touched to make the feed change)")
+    p.add_argument("--export", required=True, help="the export directory (reference bytes for repairs)")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--deletes", type=int, default=50)
+    p.add_argument("--window", type=float, default=10.0, help="seconds per idle and per poll measurement")
+    p.add_argument("--label", default="")
+    a = p.parse_args()
+    work = tempfile.mkdtemp(prefix="emojiart-scale-agent-")
+    images = os.path.join(a.export, "gallery", "image")
+    try:
+        # 1. Idle CPU: one agent, polls an hour apart; after its first sync nothing should wake it.
+        agent = Agent(a.agent, a.server, 3600, work)
+        if not wait_until(lambda: poll_lines(agent.log) >= 1, 1800, 0.1):
+            raise SystemExit("the agent did not finish its first poll within 30 min")
+        time.sleep(1)
+        idle = []
+        for _ in range(a.runs):
+            before = cpu_ms(agent.proc.pid)
+            time.sleep(a.window)
+            idle.append((cpu_ms(agent.proc.pid) - before) * 60.0 / a.window)
+        print(fmt(f"{a.label} agent idle CPU (ms per minute)", idle, "ms"), flush=True)
+
+        # 2. Repair latency on the same agent.
+        names = sorted(n for n in os.listdir(agent.dir) if n.endswith(".png"))
+        rng = random.Random(42)
+        latencies = []
+        for _ in range(min(a.deletes, len(names)) if names else 0):
+            name = rng.choice(names)
+            path = os.path.join(agent.dir, name)
+            expected = open(path, "rb").read()
+            start = time.monotonic()
+            os.unlink(path)
+            def back():
+                try:
+                    with open(path, "rb") as f:
+                        return f.read() == expected
+                except OSError:
+                    return False
+            if not wait_until(back, 10, 0.0005):
+                raise SystemExit(f"{path} did not come back within 10 s")
+            latencies.append((time.monotonic() - start) * 1000)
+            time.sleep(0.01)
+        if latencies:
+            s = sorted(latencies)
+            pick = lambda q: s[min(len(s) - 1, int(q * len(s)))]
+            print(f"{a.label + ' agent repair latency':<58} p50={pick(0.5):.2f} ms p99={pick(0.99):.2f} ms max={s[-1]:.2f} ms (n={len(s)})", flush=True)
+        agent.stop()
+
+        # 3. Poll CPU: an agent polling every second; CPU over a window minus the idle rate, per poll seen.
+        idle_per_s = statistics.median(idle) / 60.0 if idle else 0.0
+        def poll_cpu(change_feed):
+            agent = Agent(a.agent, a.server, 1, work)
+            try:
+                if not wait_until(lambda: poll_lines(agent.log) >= 2, 1800, 0.1):
+                    raise SystemExit("the polling agent did not finish two polls")
+                values = []
+                for _ in range(a.runs):
+                    polls0, cpu0, t0 = poll_lines(agent.log), cpu_ms(agent.proc.pid), time.monotonic()
+                    while time.monotonic() - t0 < a.window:
+                        if change_feed:
+                            os.utime(a.feed)  # new mtime: nginx sends a new ETag and Last-Modified
+                        time.sleep(0.2)
+                    polls = poll_lines(agent.log) - polls0
+                    spent = cpu_ms(agent.proc.pid) - cpu0 - idle_per_s * (time.monotonic() - t0)
+                    if polls > 0:
+                        values.append(max(0.0, spent) / polls)
+                return values
+            finally:
+                agent.stop()
+        print(fmt(f"{a.label} agent CPU per poll, feed unchanged (304 if conditional)", poll_cpu(False), "ms"), flush=True)
+        print(fmt(f"{a.label} agent CPU per poll, feed changed (new ETag)", poll_cpu(True), "ms"), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
