@@ -39,7 +39,12 @@ public final class ImageDatabase {
     /// Keys of the feed the agent keeps now, and how many of them have a file in the index: kept as rows
     /// change, so `status` costs nothing at any gallery size.
     private var feedKeySet: Set<AssetKey> = []
+    /// The feed's tag (`checksum`) per key, recorded with each file stored, compared by `staleKeys()`.
+    private var feedTags: [AssetKey: String] = [:]
     public private(set) var storedInFeed = 0
+    /// Files fetched again because the feed's tag for them changed, and how many of those had new bytes.
+    public private(set) var refreshes = 0
+    public private(set) var updates = 0
     /// Rung when anything `status` shows changed; the status writer sleeps on it.
     public nonisolated let changes = Alarm()
 
@@ -68,11 +73,83 @@ public final class ImageDatabase {
         ])
     }
 
-    /// Takes the keys of a newly accepted feed (a walk of the feed, once per changed feed).
-    public func setFeed(_ keys: [AssetKey]) {
+    /// Takes the keys and tags of a newly accepted feed (a walk of the feed, once per changed feed).
+    public func setFeed(_ keys: [AssetKey], tags: [AssetKey: String]) {
         feedKeySet = Set(keys)
+        feedTags = tags
         storedInFeed = keys.reduce(0) { $0 + (isStored($1) ? 1 : 0) }
         changes.ring()
+    }
+
+    /// Stored keys whose tag in the feed differs from the one recorded with their file: the server says their
+    /// content changed, so they are fetched again (`refresh`). A file stored without a tag (adopted, or
+    /// imported from an old manifest) takes the feed's tag as it is. One index lookup per key of the feed.
+    public func staleKeys() -> [AssetKey] {
+        var stale: [AssetKey] = []
+        for (key, tag) in feedTags {
+            guard var entry = index.entry(for: key), entry.tag != tag else { continue }
+            if entry.tag == nil {
+                entry.tag = tag
+                _ = try? index.put(entry)
+            } else {
+                stale.append(key)
+            }
+        }
+        return stale.sorted()
+    }
+
+    /// Fetches `key` again because its feed tag changed: conditionally (`If-None-Match`/`If-Modified-Since`
+    /// with the validators the server gave for the stored bytes), so an unchanged image costs a `304`. The
+    /// file is replaced, atomically as always, only when the bytes differ; the row takes the new tag either way.
+    public func refresh(_ key: AssetKey) async throws {
+        guard let entry = index.entry(for: key) else { return }
+        let tag = feedTags[key]
+        do {
+            _ = try await loader.reload(key) { [self] in try await self.loadFresh(key, stored: entry, tag: tag) }
+        } catch {
+            logFailure(key, error)
+            throw error
+        }
+    }
+
+    private func loadFresh(_ key: AssetKey, stored entry: IndexEntry, tag: String?) async throws -> (Asset, Hit) {
+        refreshes += 1
+        let validators = HTTPValidators(etag: entry.etag, lastModified: entry.lastModified)
+        let result: String
+        let asset: Asset
+        switch try await fetcher.fetchAsset(key, validators: validators.isEmpty ? nil : validators) {
+        case .notModified:
+            result = "not_modified"
+            asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+            retag(entry, tag: tag, validators: validators)
+        case .fetched(let fetched, let newValidators):
+            networkFetches += 1
+            bytesFetched += fetched.size
+            asset = fetched
+            if fetched.sha256 == entry.sha256 {
+                result = "unchanged"
+                retag(entry, tag: tag, validators: newValidators)
+            } else {
+                result = "updated"
+                updates += 1
+                try await store(fetched, tag: tag, validators: newValidators)
+            }
+        }
+        changes.ring()
+        logger.info("refreshed changed item", metadata: [
+            "event": "refresh", "key": .string(key.rawValue), "result": .string(result),
+            "file": .string(entry.name), "bytes": .stringConvertible(asset.bytes?.count ?? 0),
+        ])
+        return (asset, .network)
+    }
+
+    /// Records a new tag and validators on a row, if the row is still the one that was looked at.
+    private func retag(_ entry: IndexEntry, tag: String?, validators: HTTPValidators) {
+        guard var now = index.entry(named: entry.name), now.sha256 == entry.sha256 else { return }
+        now.tag = tag
+        now.etag = validators.etag
+        now.lastModified = validators.lastModified
+        _ = try? index.put(now)
     }
 
     /// Whether the agent has a recorded file for `key` (the book's `storedImagesIndex.contains`).
@@ -127,10 +204,12 @@ public final class ImageDatabase {
     }
 
     private func loadFromNetwork(_ key: AssetKey) async throws -> (Asset, Hit) {
-        let asset = try await fetcher.fetchAsset(key)
+        guard case .fetched(let asset, let validators) = try await fetcher.fetchAsset(key, validators: nil) else {
+            throw SyncError(.server, "\(fetcher.server.url(for: key)) answered 304 to an unconditional request")
+        }
         networkFetches += 1
         bytesFetched += asset.size
-        try await store(asset)
+        try await store(asset, tag: feedTags[key], validators: validators)
         logAccess(key, hit: .network, asset: asset)
         return (asset, .network)
     }
@@ -236,7 +315,7 @@ public final class ImageDatabase {
     /// The bytes go to a temporary file first (off the actor); whether the path is the agent's is decided
     /// after that, on the actor, from what is there then, because a purge, a repair or the user may have
     /// changed it while the file was written.
-    private func store(_ asset: Asset, tag: String? = nil) async throws {
+    private func store(_ asset: Asset, tag: String?, validators: HTTPValidators) async throws {
         guard let bytes = asset.bytes else { return }  // a trusted disk copy is already in place
         let name = AssetFileName.name(for: asset.key)
         let path = directory.path(ofAsset: name)
@@ -251,7 +330,7 @@ public final class ImageDatabase {
             replacing = true
         case .regular:
             unlink(temporary)
-            try await adoptOrRefuse(asset, name: name, path: path, tag: tag)
+            try await adoptOrRefuse(asset, name: name, path: path, tag: tag, validators: validators)
             return
         case .symbolicLink, .other:
             unlink(temporary)
@@ -260,9 +339,9 @@ public final class ImageDatabase {
         }
         switch try storage.install(temporaryFile: temporary, as: name, replacing: replacing) {
         case .installed:
-            try record(asset, name: name, path: path, tag: tag)
+            try record(asset, name: name, path: path, tag: tag, validators: validators)
         case .occupied:
-            try await adoptOrRefuse(asset, name: name, path: path, tag: tag)
+            try await adoptOrRefuse(asset, name: name, path: path, tag: tag, validators: validators)
         }
     }
 
@@ -276,20 +355,22 @@ public final class ImageDatabase {
     }
 
     /// Records a file the agent just put in place (or adopted), with the fingerprint it has now.
-    private func record(_ asset: Asset, name: String, path: String, tag: String?) throws {
+    private func record(_ asset: Asset, name: String, path: String, tag: String?, validators: HTTPValidators) throws {
         let isNew = try index.put(IndexEntry(
             name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
-            fingerprint: FileFingerprint.of(path)))
+            etag: validators.etag, lastModified: validators.lastModified, fingerprint: FileFingerprint.of(path)))
         if isNew, feedKeySet.contains(asset.key) { storedInFeed += 1 }
         changes.ring()
     }
 
-    private func adoptOrRefuse(_ asset: Asset, name: String, path: String, tag: String?) async throws {
+    private func adoptOrRefuse(
+        _ asset: Asset, name: String, path: String, tag: String?, validators: HTTPValidators
+    ) async throws {
         let existing = await Self.digestOfFile(at: path)
         guard existing == asset.sha256, case .regular = storage.state(of: name) else {
             throw conflict(asset.key, path: path, what: "a file the agent did not write")
         }
-        try record(asset, name: name, path: path, tag: tag)
+        try record(asset, name: name, path: path, tag: tag, validators: validators)
         logger.info("adopted identical file", metadata: [
             "event": "adopt", "key": .string(asset.key.rawValue), "file": .string(name),
         ])

@@ -31,6 +31,8 @@ public final class MirrorKeeper {
     public private(set) var wakeUps = 0
     private var runningDueWork = false
     private var feedFailures = 0
+    /// What the server said identifies the last feed accepted; the next poll asks "changed since?".
+    private var feedValidators: HTTPValidators?
     private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
 
     private var pendingChecks: Set<String> = []
@@ -92,11 +94,29 @@ public final class MirrorKeeper {
 
     /// Fetches the feed and brings DIR in line with it. The first successful poll, and one after `SIGHUP`,
     /// accesses every entry (memory, disk or network, each logged); others fetch only what is not on disk.
+    ///
+    /// The request is conditional (`If-None-Match`/`If-Modified-Since`) when the server gave validators for
+    /// the feed last time; a `304` ends the poll there: nothing changed, nothing to walk. A changed feed is
+    /// diffed against the index: new keys fetched, gone ones removed, keys whose tag changed refreshed.
     private func poll() async {
         let started = ContinuousClock.now
         let feed: GalleryFeed
         do {
-            feed = try await fetcher.fetchFeed()
+            let conditional = fullPassRequested || feedKeys.isEmpty ? nil : feedValidators
+            switch try await fetcher.fetchFeed(validators: conditional) {
+            case .notModified:
+                feedFailures = 0
+                scheduleNextPoll()
+                lastPoll = AgentStatus.Poll(at: Date(), result: "ok", detail: "not modified")
+                logger.info("feed poll", metadata: [
+                    "event": "poll", "result": "not_modified",
+                    "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
+                ])
+                return
+            case .changed(let changed, let validators):
+                feed = changed
+                feedValidators = validators.isEmpty ? nil : validators
+            }
         } catch {
             feedFailures += 1
             let delay = feedRetry.delay(afterAttempt: feedFailures)
@@ -120,14 +140,13 @@ public final class MirrorKeeper {
             ])
         }
         let removal = await removeItemsGoneFromFeed(feed)
-        if feed.uniqueKeys != feedKeys {
-            feedKeys = feed.uniqueKeys
-            database.setFeed(feedKeys)
-        }
+        feedKeys = feed.uniqueKeys
+        database.setFeed(feedKeys, tags: feed.tags)
         if fullPassRequested {
             fullPassRequested = false
             await access(feed.entries)
         }
+        await refresh(database.staleKeys())
         // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and every owned file
         // is checked (an lstat each, a hash only if it changed): the poll is the safety net for anything the
         // watcher could not see or a repair could not finish.
@@ -136,8 +155,7 @@ public final class MirrorKeeper {
         await refetch(missing, reason: nil)
         rescanAll()
         await checkPending()
-        let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
-        nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
+        scheduleNextPoll()
         lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
         logger.info("feed poll", metadata: [
             "event": "poll", "result": .string(removal.refused ? "refused" : "ok"),
@@ -145,6 +163,23 @@ public final class MirrorKeeper {
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ])
         try? await database.makeDurable()
+    }
+
+    private func scheduleNextPoll() {
+        let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
+        nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
+    }
+
+    /// Fetches again, conditionally, the stored keys whose feed tag changed (bounded window, as accesses).
+    private func refresh(_ keys: [AssetKey]) async {
+        let keys = keys.filter { !repairing.contains($0) }
+        guard !keys.isEmpty else { return }
+        repairing.formUnion(keys)
+        await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
+            try? await database.refresh(key)
+        }
+        repairing.subtract(keys)
+        wakeSchedulerIfAsleep()
     }
 
     private func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {

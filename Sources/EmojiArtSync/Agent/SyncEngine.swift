@@ -31,6 +31,7 @@ public struct SyncEngine: Sendable {
         report.uniqueAssets = feed.uniqueKeys.count
         report.rejected = feed.rejections
         let before = await counters()
+        await database.setFeed(feed.uniqueKeys, tags: feed.tags)
 
         var succeeded = Set<AssetKey>()
         var failureReasons: [AssetKey: String] = [:]
@@ -47,6 +48,10 @@ public struct SyncEngine: Sendable {
             } else if failureReasons[outcome.key] == nil {
                 failureReasons[outcome.key] = outcome.failure
             }
+        }
+        // Stored items whose feed tag changed: fetched again, conditionally, replaced only when their bytes differ.
+        await forEachBounded(await database.staleKeys(), limit: accessWindow) { [database] key in
+            try? await database.refresh(key)
         }
         for key in feed.uniqueKeys {
             if succeeded.contains(key), await database.isStored(key) {

@@ -1,0 +1,62 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+/// Content that changes on the server is noticed: the feed's tags say which keys changed, conditional requests
+/// make an unchanged image cost a `304`, and an unchanged feed ends a poll at its `304`.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct FreshnessTests {
+    @Test func aServerRestartedWithNewContentIsFollowedAndOneWithTheSameContentCostsOnly304s() async throws {
+        let first = try await GalleryFixture(count: 5)
+        let port = Int(first.baseURL.split(separator: ":").last!)!
+        let dir = TemporaryDirectory("fresh")
+        _ = try await first.syncOnce(dir: dir.path)
+        await first.stop()
+
+        // The book's server makes new checksums at every start; this one also paints new bytes (generation 1).
+        let changed = GalleryServer(configuration: GalleryConfiguration(
+            host: "127.0.0.1", port: port, count: 5, faults: GalleryFaults(generation: 1)))
+        _ = try await changed.start()
+        let inodes = try (1...4).map { try inode(dir.file("gallery_image_\($0).png")) }
+        let second = try await first.syncOnce(dir: dir.path)
+        #expect(second.isComplete)
+        for n in first.validNumbers {
+            #expect(readBytes(dir.file("gallery_image_\(n).png")) == changed.imageBytes(n), "image \(n) not updated")
+        }
+        #expect(try (1...4).map { try inode(dir.file("gallery_image_\($0).png")) } != inodes, "replaced by rename, atomically")
+        let updated = logLines(dir.path).filter { $0.contains("event=refresh") && $0.contains("result=updated") }
+        #expect(updated.count == first.validNumbers.count)
+        await changed.stop()
+
+        // Restarted again with the same content: new tags, but every conditional request is answered 304.
+        let same = GalleryServer(configuration: GalleryConfiguration(
+            host: "127.0.0.1", port: port, count: 5, faults: GalleryFaults(generation: 1)))
+        _ = try await same.start()
+        let third = try await first.syncOnce(dir: dir.path)
+        await same.stop()
+        #expect(third.isComplete)
+        #expect(third.bytesFetched == 0, "an unchanged image must not be sent again")
+        let notModified = logLines(dir.path).filter { $0.contains("event=refresh") && $0.contains("result=not_modified") }
+        #expect(notModified.count == first.validNumbers.count)
+    }
+
+    @Test func anUnchangedFeedEndsThePollAtIts304() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("poll-304")
+        let agent = try await gallery.startAgent(dir: dir)
+        let polled = await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=ok") } }
+        try #require(polled)
+        let images = gallery.server.imageRequestCount
+        await agent.keeper.pollNow()
+        let notModified = await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=not_modified") } }
+        #expect(notModified)
+        #expect(gallery.server.imageRequestCount == images)
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
+    private func inode(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int)
+    }
+}
