@@ -30,6 +30,8 @@ public struct AgentConfiguration: Sendable {
     /// while the agent has files) deletes nothing until the user raises it: the guard against a broken
     /// gallery wiping the mirror. 100 turns the guard off.
     public var maxDeletePercent = 50
+    /// Backoff of failed accesses before they are retried (tests shorten it).
+    public var retryPolicy = RetryPolicy()
     /// How often to rescan when inotify cannot be used (watch or instance limit reached).
     public var fallbackRescanInterval: Duration = .seconds(30)
 
