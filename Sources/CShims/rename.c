@@ -24,9 +24,16 @@ static void read_fault_switch(void) {
 
 int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, const char *to) {
     pthread_once(&fault_once, read_fault_switch);
+    int status;
     if (fault_renameat2_einval) {
         errno = EINVAL;
-        return -1;
+        status = -1;
+    } else {
+        status = (int)syscall(SYS_renameat2, olddirfd, from, newdirfd, to, RENAME_NOREPLACE);
     }
-    return (int)syscall(SYS_renameat2, olddirfd, from, newdirfd, to, RENAME_NOREPLACE);
+    if (status == 0 || (errno != EINVAL && errno != ENOSYS)) return status;
+    // No RENAME_NOREPLACE here: link(2) refuses an existing target (EEXIST), then drop the temporary name.
+    if (linkat(olddirfd, from, newdirfd, to, 0) != 0) return -1;
+    unlinkat(olddirfd, from, 0);
+    return 0;
 }

@@ -37,6 +37,8 @@ public final class ImageDatabase {
     public private(set) var bytesFetched = 0
     public private(set) var repairs = 0
     public private(set) var conflicts = 0
+    /// Conflicts already logged: each path is reported once, not once per poll.
+    private var conflictLedger = ConflictLedger()
 
     public init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
         self.storage = DiskStorage(directory: directory)
@@ -112,6 +114,7 @@ public final class ImageDatabase {
     }
 
     private func loadFromNetwork(_ key: AssetKey) async throws -> (Asset, Hit) {
+        try refuseTakenPath(key)  // no fetch for a path the agent could not write anyway
         let asset = try await fetcher.fetchAsset(key)
         networkFetches += 1
         bytesFetched += asset.bytes.count
@@ -136,7 +139,9 @@ public final class ImageDatabase {
         guard let entry = manifest.files[name], entry.key == key.rawValue else { return .notStored }
         switch storage.state(of: name) {
         case .absent: return .damaged(.missing)
-        case .symbolicLink, .other: return .damaged(.corrupt)
+        case .symbolicLink, .other:
+            releaseTakenPath(name)
+            return .notStored
         case .regular(let size) where size != entry.size: return .damaged(.corrupt)
         case .regular: break
         }
@@ -180,21 +185,14 @@ public final class ImageDatabase {
         let name = AssetFileName.name(for: asset.key)
         let path = directory.path(ofAsset: name)
         let owned = manifest.files[name]?.key == asset.key.rawValue
-        var replacing = false
-        switch storage.state(of: name) {
-        case .absent:
-            replacing = false
-        case .regular:
-            if owned {
-                replacing = true
-            } else {
-                try await adoptOrRefuse(asset, name: name, path: path)
-                return
-            }
-        case .symbolicLink:
-            throw conflict(asset.key, path: path, what: "a symbolic link")
-        case .other:
-            throw conflict(asset.key, path: path, what: "not a regular file")
+        let occupant = PathOccupant.at(path)
+        if let refusal = occupant.refusal(owned: owned) {
+            throw conflict(asset.key, path: path, what: refusal, occupant: occupant)
+        }
+        let replacing = occupant.kind == .regular
+        if replacing && !owned {
+            try await adoptOrRefuse(asset, name: name, path: path)
+            return
         }
         let temporary = try await DiskStorage.writeTemporaryFile(asset.bytes, in: directory.temporaryDirectory)
         switch try storage.install(temporaryFile: temporary, as: name, replacing: replacing) {
@@ -202,15 +200,20 @@ public final class ImageDatabase {
             manifest.files[name] = Manifest.Entry(key: asset.key.rawValue, size: asset.bytes.count, sha256: asset.sha256)
             fingerprints[name] = FileFingerprint.of(path)
             manifestDirty = true
+            conflictLedger.clear(path: path)
         case .occupied:
             try await adoptOrRefuse(asset, name: name, path: path)
         }
     }
 
     private func adoptOrRefuse(_ asset: Asset, name: String, path: String) async throws {
+        let occupant = PathOccupant.at(path)
+        if let refusal = occupant.refusal(owned: false) {
+            throw conflict(asset.key, path: path, what: refusal, occupant: occupant)
+        }
         let existing = await Self.digestOfFile(at: path)
         guard existing == asset.sha256, case .regular = storage.state(of: name) else {
-            throw conflict(asset.key, path: path, what: "a file the agent did not write")
+            throw conflict(asset.key, path: path, what: "a file the agent did not write", occupant: PathOccupant.at(path))
         }
         manifest.files[name] = Manifest.Entry(key: asset.key.rawValue, size: asset.bytes.count, sha256: asset.sha256)
         fingerprints[name] = FileFingerprint.of(path)
@@ -226,11 +229,13 @@ public final class ImageDatabase {
         return Asset.digest(bytes)
     }
 
-    private func conflict(_ key: AssetKey, path: String, what: String) -> SyncError {
-        conflicts += 1
-        logger.warning("path taken, left untouched", metadata: [
-            "event": "conflict", "key": .string(key.rawValue), "path": .string(path), "reason": .string(what),
-        ])
+    private func conflict(_ key: AssetKey, path: String, what: String, occupant: PathOccupant) -> SyncError {
+        if conflictLedger.note(path: path, occupant: "\(what) \(occupant.identity)") {
+            conflicts += 1
+            logger.warning("path taken, left untouched", metadata: [
+                "event": "conflict", "key": .string(key.rawValue), "path": .string(path), "reason": .string(what),
+            ])
+        }
         return SyncError(
             .conflict, "\(path) is \(what); left untouched (move it away to let the agent store \(key))", path: path)
     }
@@ -275,7 +280,9 @@ public final class ImageDatabase {
         let path = directory.path(ofAsset: name)
         switch storage.state(of: name) {
         case .absent: return .damaged(.missing)
-        case .symbolicLink, .other: return .damaged(.corrupt)
+        case .symbolicLink, .other:
+            releaseTakenPath(name)
+            return .notOwned
         case .regular(let size) where size != entry.size: return .damaged(.corrupt)
         case .regular: break
         }
@@ -335,6 +342,27 @@ public final class ImageDatabase {
         manifestDirty = true
         try await flushManifest()
         return (files, bytes)
+    }
+
+    // MARK: - Paths taken by someone else
+
+    /// The agent's file at `name` was replaced by something it must never open or write (a FIFO, directory,
+    /// socket, device or symbolic link): the file is gone and the path is not the agent's any more. Forgets
+    /// the record; the next access reports the conflict once and fetches nothing.
+    private func releaseTakenPath(_ name: String) {
+        guard manifest.files[name] != nil else { return }
+        manifest.files[name] = nil
+        fingerprints[name] = nil
+        manifestDirty = true
+    }
+
+    /// Throws the (once-logged) conflict when the path of `key` holds something the agent may not write.
+    private func refuseTakenPath(_ key: AssetKey) throws(SyncError) {
+        let path = directory.path(ofAsset: AssetFileName.name(for: key))
+        let occupant = PathOccupant.at(path)
+        if let refusal = occupant.refusal(owned: isStored(key)) {
+            throw conflict(key, path: path, what: refusal, occupant: occupant)
+        }
     }
 
     // MARK: - Logging

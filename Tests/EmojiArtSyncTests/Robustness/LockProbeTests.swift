@@ -37,7 +37,7 @@ struct LockProbeTests {
             } catch where error.code == .locked {
                 refused += 1
             } catch {
-                other.append(error.message)
+                other.append(String(describing: error))
             }
         }
         done.raised.store(true, ordering: .releasing)

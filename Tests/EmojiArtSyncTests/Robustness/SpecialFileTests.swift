@@ -16,7 +16,7 @@ struct SpecialFileTests {
     final class Obstacles {
         let dir: TemporaryDirectory
         let socket: Int32
-        let mineInode: UInt64
+        let mineInode: UInt
 
         init(in dir: TemporaryDirectory, gallery: GalleryFixture) throws {
             self.dir = dir
