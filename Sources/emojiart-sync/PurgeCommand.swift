@@ -14,8 +14,9 @@ struct PurgeCommand: AsyncParsableCommand {
         abstract: "Ask the agent running on DIR to purge its memory or disk cache.",
         discussion: """
             memory sends SIGUSR1 (the next accesses are disk hits); disk sends SIGUSR2 (the agent removes its \
-            own files, never yours, and fetches everything again). Exits 0 once the agent reports the purge, \
-            1 when no agent runs on DIR or it does not answer within --timeout seconds.
+            own files, never yours, and fetches everything again). A --once run answers a memory purge and \
+            refuses a disk purge. Exits 0 once the agent reports the purge, 1 when no agent runs on DIR, it \
+            refuses the purge, or it does not answer within --timeout seconds.
             """
     )
 
@@ -49,6 +50,10 @@ struct PurgeCommand: AsyncParsableCommand {
             if let status = try? AgentStatus.read(from: directory.statusPath), status.pid == pid,
                 let purge = status.lastPurge, purge.sequence > before, purge.scope == scope.rawValue
             {
+                if let refused = purge.refused {
+                    printError("emojiart-sync: PID \(pid) did not purge \(scope.rawValue): \(refused)")
+                    throw ExitCode(ExitStatus.fatal.rawValue)
+                }
                 let what = scope == .memory ? "entries" : "files"
                 print("purged \(scope.rawValue): \(purge.entries) \(what), \(ByteCount.format(purge.bytes)) (agent PID \(pid))")
                 return

@@ -93,6 +93,8 @@ struct RunOptions: ParsableArguments {
 enum RunCommand {
     static func run(_ options: RunOptions) async throws {
         let configuration = try options.configuration()
+        // Before the lock: `purge` signals whoever holds it, and an untrapped SIGUSR1 would kill this process.
+        let trapped = await TrappedSignals.trap()
         let agent: SyncAgent
         do {
             agent = try await SyncAgent(configuration: configuration)
@@ -104,20 +106,36 @@ enum RunCommand {
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
         if options.once {
-            try await runOnce(agent)
+            try await runOnce(agent, trapped: trapped)
         } else {
             let background = await BackgroundAgent(agent: agent)
-            let status = await background.run()
+            let status = await background.run(trapped: trapped)
             if status != .success { throw ExitCode(status.rawValue) }
         }
     }
 
-    static func runOnce(_ agent: SyncAgent) async throws {
-        defer { agent.shutdown() }
-        let report: SyncReport
+    static func runOnce(_ agent: SyncAgent, trapped: TrappedSignals) async throws {
+        let responder = OneShotSignalResponder(agent: agent)
+        let answering = Task { await responder.run(trapped) }
+        defer {
+            answering.cancel()
+            agent.shutdown()
+        }
+        let outcome: Result<SyncReport, any Error>
         do {
-            report = try await agent.syncOnce()
+            outcome = .success(try await agent.syncOnce())
         } catch {
+            outcome = .failure(error)
+        }
+        if let signal = responder.interruptingSignal {
+            printError("emojiart-sync: interrupted by \(signal == SIGINT ? "SIGINT" : "SIGTERM"); DIR is partial, run again to finish")
+            throw ExitCode(128 + signal)
+        }
+        let report: SyncReport
+        switch outcome {
+        case .success(let done):
+            report = done
+        case .failure(let error):
             printError("emojiart-sync: sync failed: \(error)")
             throw ExitCode(ExitStatus.fatal.rawValue)
         }

@@ -4,8 +4,22 @@
 #include <stdint.h>
 
 /// renameat2(2) with RENAME_NOREPLACE: rename `from` to `to` only if `to` does not exist.
-/// Returns 0, or -1 with errno set (EEXIST when `to` exists). The corresponding C function is `renameat2`.
+/// Returns 0, or -1 with errno set (EEXIST when `to` exists). On a file system without RENAME_NOREPLACE
+/// (EINVAL) it falls back to link(2) + unlink(2) of `from`, which gives the same guarantee (link fails with
+/// EEXIST when `to` exists). Test-only fault switch: the environment variable EMOJIART_SYNC_TEST_FAULT
+/// containing `renameat2-einval` (read once per process) makes every renameat2 fail with EINVAL.
 int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, const char *to);
+
+// MARK: - Open-file-description locks (lock.c)
+
+/// fcntl(F_OFD_SETLK) with a write lock over the whole file. 0, or -1 with errno (EAGAIN/EACCES: held).
+/// The kernel drops it when the last descriptor of this open file description closes (the process dies).
+int emojiart_ofd_lock_exclusive(int fd);
+/// fcntl(F_OFD_SETLK) with F_UNLCK over the whole file.
+int emojiart_ofd_unlock(int fd);
+/// fcntl(F_OFD_GETLK): 1 when another open file description holds a lock on the file, 0 when none does,
+/// -1 with errno on error. Takes no lock itself (the reported l_pid is -1 for OFD locks; the PID is in the file).
+int emojiart_ofd_is_locked(int fd);
 
 // MARK: - libpng reading behind setjmp (png_read.c)
 

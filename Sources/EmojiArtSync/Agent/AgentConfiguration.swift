@@ -37,6 +37,8 @@ public struct AgentConfiguration: Sendable {
     /// One background scrub pass (every owned file re-read and re-hashed) per this long, spread evenly over
     /// it, at most 4 MiB/s; nil turns the background scrub off.
     public var scrubInterval: Duration? = Scrubber.defaultInterval
+    /// Backoff of failed accesses before they are retried (tests shorten it).
+    public var retryPolicy = RetryPolicy()
     /// How often to rescan when inotify cannot be used (watch or instance limit reached).
     public var fallbackRescanInterval: Duration = .seconds(30)
 

@@ -55,8 +55,8 @@ public final class BackgroundAgent: Sendable {
     }
 
     /// Runs until stopped. Returns `.success` after a graceful stop, `.fatal` when DIR vanished and could not
-    /// be recreated.
-    public func run(handleSignals: Bool = true) async -> ExitStatus {
+    /// be recreated. `trapped`: the signals trapped before the lock was taken (else they are trapped here).
+    public func run(handleSignals: Bool = true, trapped: TrappedSignals? = nil) async -> ExitStatus {
         logger.info("agent started", metadata: [
             "event": "start", "pid": .stringConvertible(getpid()), "dir": .string(directory.root),
             "server": .string(agent.configuration.server.origin),
@@ -64,7 +64,7 @@ public final class BackgroundAgent: Sendable {
         ])
         await withTaskGroup(of: Void.self) { group in
             if handleSignals {
-                group.addTask { await self.signalLoop() }
+                group.addTask { await self.signalLoop(trapped) }
             }
             group.addTask { await self.watchLoop() }
             group.addTask { await self.scheduleLoop() }
@@ -105,9 +105,14 @@ public final class BackgroundAgent: Sendable {
 
     // MARK: - Loops
 
-    private func signalLoop() async {
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup, .sigusr1, .sigusr2)
-        for await signal in signals {
+    private func signalLoop(_ trapped: TrappedSignals?) async {
+        let signals: TrappedSignals
+        if let trapped {
+            signals = trapped
+        } else {
+            signals = await TrappedSignals.trap()
+        }
+        for await signal in signals.sequence {
             switch signal {
             case .sigterm, .sigint:
                 if stopRequested.load(ordering: .acquiring) {

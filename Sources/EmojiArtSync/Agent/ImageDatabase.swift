@@ -50,6 +50,8 @@ public final class ImageDatabase {
 
     /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
     public private(set) var filesRead = 0
+    /// Conflicts already logged: each path is reported once, not once per poll.
+    private var conflictLedger = ConflictLedger()
 
     public init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
         self.storage = DiskStorage(directory: directory)
@@ -204,6 +206,7 @@ public final class ImageDatabase {
     }
 
     private func loadFromNetwork(_ key: AssetKey) async throws -> (Asset, Hit) {
+        try refuseTakenPath(key)  // no fetch for a path the agent could not write anyway
         guard case .fetched(let asset, let validators) = try await fetcher.fetchAsset(key, validators: nil) else {
             throw SyncError(.server, "\(fetcher.server.url(for: key)) answered 304 to an unconditional request")
         }
@@ -257,7 +260,10 @@ public final class ImageDatabase {
         let name = entry.name
         switch storage.state(of: name) {
         case .absent: return .damaged(.missing)
-        case .symbolicLink, .other: return .damaged(.corrupt)
+        case .symbolicLink, .other:
+            // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
+            releaseTakenPath(name)
+            return .changedMeanwhile
         case .regular(let size) where size != entry.size: return .damaged(.corrupt)
         case .regular: break
         }
@@ -319,38 +325,27 @@ public final class ImageDatabase {
         guard let bytes = asset.bytes else { return }  // a trusted disk copy is already in place
         let name = AssetFileName.name(for: asset.key)
         let path = directory.path(ofAsset: name)
-        try refuseSpecialFile(at: name, key: asset.key, path: path)
+        try refuseTakenPath(asset.key)  // before writing anything
         let temporary = try await DiskStorage.writeTemporaryFile(bytes, in: directory.temporaryDirectory)
+        // Decided after the write, on the actor, from what is at the path now.
         let owned = index.entry(named: name)?.key == asset.key.rawValue
-        var replacing = false
-        switch storage.state(of: name) {
-        case .absent:
-            replacing = false
-        case .regular where owned:
-            replacing = true
-        case .regular:
+        let occupant = PathOccupant.at(path)
+        if let refusal = occupant.refusal(owned: owned) {
+            unlink(temporary)
+            throw conflict(asset.key, path: path, what: refusal, occupant: occupant)
+        }
+        let replacing = occupant.kind == .regular
+        if replacing && !owned {
             unlink(temporary)
             try await adoptOrRefuse(asset, name: name, path: path, tag: tag, validators: validators)
-            return
-        case .symbolicLink, .other:
-            unlink(temporary)
-            try refuseSpecialFile(at: name, key: asset.key, path: path)
             return
         }
         switch try storage.install(temporaryFile: temporary, as: name, replacing: replacing) {
         case .installed:
             try record(asset, name: name, path: path, tag: tag, validators: validators)
+            conflictLedger.clear(path: path)
         case .occupied:
             try await adoptOrRefuse(asset, name: name, path: path, tag: tag, validators: validators)
-        }
-    }
-
-    /// Throws a conflict when a symbolic link or a non-regular file sits at the asset path.
-    private func refuseSpecialFile(at name: String, key: AssetKey, path: String) throws {
-        switch storage.state(of: name) {
-        case .symbolicLink: throw conflict(key, path: path, what: "a symbolic link")
-        case .other: throw conflict(key, path: path, what: "not a regular file")
-        case .absent, .regular: return
         }
     }
 
@@ -366,9 +361,13 @@ public final class ImageDatabase {
     private func adoptOrRefuse(
         _ asset: Asset, name: String, path: String, tag: String?, validators: HTTPValidators
     ) async throws {
+        let occupant = PathOccupant.at(path)
+        if let refusal = occupant.refusal(owned: false) {
+            throw conflict(asset.key, path: path, what: refusal, occupant: occupant)
+        }
         let existing = await Self.digestOfFile(at: path)
         guard existing == asset.sha256, case .regular = storage.state(of: name) else {
-            throw conflict(asset.key, path: path, what: "a file the agent did not write")
+            throw conflict(asset.key, path: path, what: "a file the agent did not write", occupant: PathOccupant.at(path))
         }
         try record(asset, name: name, path: path, tag: tag, validators: validators)
         logger.info("adopted identical file", metadata: [
@@ -383,11 +382,13 @@ public final class ImageDatabase {
         }
     }
 
-    private func conflict(_ key: AssetKey, path: String, what: String) -> SyncError {
-        conflicts += 1
-        logger.warning("path taken, left untouched", metadata: [
-            "event": "conflict", "key": .string(key.rawValue), "path": .string(path), "reason": .string(what),
-        ])
+    private func conflict(_ key: AssetKey, path: String, what: String, occupant: PathOccupant) -> SyncError {
+        if conflictLedger.note(path: path, occupant: "\(what) \(occupant.identity)") {
+            conflicts += 1
+            logger.warning("path taken, left untouched", metadata: [
+                "event": "conflict", "key": .string(key.rawValue), "path": .string(path), "reason": .string(what),
+            ])
+        }
         return SyncError(
             .conflict, "\(path) is \(what); left untouched (move it away to let the agent store \(key))", path: path)
     }
@@ -490,6 +491,27 @@ public final class ImageDatabase {
         changes.ring()
         try await makeDurable()
         return (files, bytes)
+    }
+
+    // MARK: - Paths taken by someone else
+
+    /// The agent's file at `name` was replaced by something it must never open or write (a FIFO, directory,
+    /// socket, device or symbolic link): the file is gone and the path is not the agent's any more. Forgets
+    /// the record; the next access reports the conflict once and fetches nothing.
+    private func releaseTakenPath(_ name: String) {
+        guard let entry = index.entry(named: name) else { return }
+        _ = try? index.remove(named: name)
+        if let key = try? AssetKey(feedURL: entry.key), feedKeySet.contains(key) { storedInFeed -= 1 }
+        changes.ring()
+    }
+
+    /// Throws the (once-logged) conflict when the path of `key` holds something the agent may not write.
+    private func refuseTakenPath(_ key: AssetKey) throws(SyncError) {
+        let path = directory.path(ofAsset: AssetFileName.name(for: key))
+        let occupant = PathOccupant.at(path)
+        if let refusal = occupant.refusal(owned: isStored(key)) {
+            throw conflict(key, path: path, what: refusal, occupant: occupant)
+        }
     }
 
     // MARK: - Logging

@@ -40,7 +40,7 @@ public final class SyncAgent: Sendable {
         self.fetcher = AssetFetcher(
             client: client, server: configuration.server, verification: configuration.verification,
             retries: configuration.retries)
-        self.loader = ImageLoader(memoryLimit: configuration.memoryLimit)
+        self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
         self.database = await ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)
         self.engine = SyncEngine(

@@ -36,6 +36,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         public var entries: Int
         public var bytes: Int
         public var at: Date
+        /// Why the purge was not done (a disk purge sent to a `--once` run); nil when it was.
+        public var refused: String? = nil
     }
 
     public var pid: Int32

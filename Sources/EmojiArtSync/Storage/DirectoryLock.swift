@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 import Synchronization
 
@@ -5,10 +6,13 @@ import Synchronization
 import Glibc
 #endif
 
-/// One agent per directory: an exclusive `flock(2)` on `DIR/.emojiart-sync/lock`, holding the owner's PID.
+/// One agent per directory: an open-file-description write lock (`fcntl(F_OFD_SETLK)`, whole file) on
+/// `DIR/.emojiart-sync/lock`, which holds the owner's PID.
 ///
 /// The kernel drops the lock when the process dies, however it dies, so a stale lock file never blocks a new
 /// agent. The file itself is never deleted (deleting it would let two agents lock two different inodes).
+/// `holder` asks with `F_OFD_GETLK`, which takes no lock, so `status` and `purge` can never make an agent
+/// that starts at that instant fail with "locked".
 public final class DirectoryLock: Sendable {
     public let path: String
     private let descriptor: Mutex<Int32>
@@ -24,15 +28,15 @@ public final class DirectoryLock: Sendable {
     public static func acquire(path: String) throws(SyncError) -> DirectoryLock {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot open the lock file") }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while emojiart_ofd_lock_exclusive(fd) != 0 {
             let code = errno
             if code == EINTR { continue }
             close(fd)
-            if code == EWOULDBLOCK {
+            if code == EAGAIN || code == EACCES {
                 let pid = holder(path: path).map { "PID \($0)" } ?? "unknown PID"
                 throw SyncError(.locked, "another emojiart-sync (\(pid)) already runs on this directory (lock \(path))", path: path)
             }
-            throw SyncError.system("flock", path: path, errno: code, hint: "cannot lock the directory")
+            throw SyncError.system("fcntl(F_OFD_SETLK)", path: path, errno: code, hint: "cannot lock the directory")
         }
         let text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
@@ -40,15 +44,12 @@ public final class DirectoryLock: Sendable {
         return DirectoryLock(path: path, descriptor: fd)
     }
 
-    /// The PID of the agent holding the lock at `path`, or nil when no agent holds it.
+    /// The PID of the agent holding the lock at `path`, or nil when no agent holds it. Takes no lock.
     public static func holder(path: String) -> pid_t? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return nil
-        }
+        guard emojiart_ofd_is_locked(fd) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
@@ -61,7 +62,7 @@ public final class DirectoryLock: Sendable {
         descriptor.withLock { fd in
             guard fd >= 0 else { return }
             _ = ftruncate(fd, 0)
-            flock(fd, LOCK_UN)
+            _ = emojiart_ofd_unlock(fd)
             close(fd)
             fd = -1
         }

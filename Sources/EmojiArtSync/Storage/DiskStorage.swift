@@ -28,9 +28,14 @@ public final class DiskStorage {
         FileState.of(directory.path(ofAsset: name))
     }
 
-    /// Reads a regular file without following a symbolic link at its path (`O_NOFOLLOW`).
+    /// Reads a regular file without following a symbolic link at its path. Anything else is refused before it
+    /// is opened (`lstat` first: opening a FIFO blocks), and `O_NONBLOCK | O_NOFOLLOW` plus `fstat` cover a swap
+    /// between the two.
     public nonisolated static func readFile(at path: String, limit: Int = maximumFileSize) throws(SyncError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        var before = stat()
+        if lstat(path, &before) != 0 { throw SyncError.system("lstat", path: path, errno: errno, hint: "cannot read the file") }
+        guard (before.st_mode & S_IFMT) == S_IFREG else { throw SyncError(.conflict, "\(path) is not a regular file", path: path) }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot read the file") }
         defer { close(fd) }
         var info = stat()

@@ -48,14 +48,20 @@ struct BackgroundAgentTests {
         let gallery = try await GalleryFixture(count: 9)
         let dir = TemporaryDirectory("noloop")
         let agent = try await gallery.startAgent(dir: dir)
-        try await Task.sleep(for: .seconds(1))
+        // A second poll has rechecked every file after the inotify events of the agent's own writes.
+        #expect(await eventually { pollLines(dir) >= 1 })
+        await agent.keeper.pollNow()
+        #expect(await eventually { pollLines(dir) >= 2 })
         #expect(gallery.server.imageRequestCount == 9)
         #expect(!logLines(dir.path).contains { $0.contains("event=repair") })
-        // The user's own new files are not reported either.
+        // The user's own new files are not reported either. Deleting one of the agent's files afterwards and
+        // seeing it repaired proves the watcher got past the user's events (inotify reports them in order).
         try writeBytes(Array("hello".utf8), to: dir.file("notes.txt"))
         try writeBytes(gallery.server.imageBytes(1), to: dir.file("my-copy.png"))
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(gallery.server.imageRequestCount == 9)
+        unlink(dir.file("gallery_image_9.png"))
+        #expect(await eventually { gallery.isMirrored(9, in: dir) })
+        #expect(gallery.server.imageRequestCount == 10, "only the deleted file was fetched again")
+        #expect(logLines(dir.path).filter { $0.contains("event=repair") }.count == 1)
         #expect(!logLines(dir.path).contains { $0.contains("level=warning") || $0.contains("level=error") })
         #expect(await agent.stop() == .success)
         #expect(readBytes(dir.file("notes.txt")) == Array("hello".utf8))
@@ -84,7 +90,8 @@ struct BackgroundAgentTests {
         var configuration = try probe.configuration(dir: dir.path)
         configuration.pollInterval = .seconds(3600)
         let agent = try await RunningAgent(configuration)
-        try await Task.sleep(for: .seconds(2))
+        // The agent has tried the feed and failed: it is in its retry loop when the gallery comes up.
+        #expect(await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=failed") } })
         let gallery = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: port, count: 3))
         _ = try await gallery.start()
         let upAt = ContinuousClock.now
@@ -105,7 +112,8 @@ struct BackgroundAgentTests {
         let polls = gallery.server.requestCount(path: "/gallery/images")
         await agent.keeper.pollNow()
         #expect(await eventually { gallery.server.requestCount(path: "/gallery/images") > polls })
-        try await Task.sleep(for: .milliseconds(300))
+        // The poll is over (its line is written after the removal step) before anything is checked.
+        #expect(await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=refused") } })
         #expect((1...9).allSatisfy { gallery.isMirrored($0, in: dir) })
         #expect(logLines(dir.path).contains { $0.contains("event=delete_guard") && $0.contains("would_delete=9") })
         #expect(await agent.stop() == .success)
@@ -171,4 +179,9 @@ struct BackgroundAgentRetryTests {
         #expect(await agent.stop() == .success)
         await gallery.stop()
     }
+}
+
+/// How many feed polls the agent in `dir` has finished (`event=poll` lines, failed ones included).
+func pollLines(_ dir: TemporaryDirectory) -> Int {
+    logLines(dir.path).filter { $0.split(separator: " ").contains("event=poll") }.count
 }

@@ -115,8 +115,8 @@ struct CommandLineTests {
         let dir = TemporaryDirectory("term")
         let agent = try AgentProcess(["--dir", dir.path, "--server", gallery.baseURL, "-q"], outputDirectory: out.path)
         defer { agent.signal(SIGKILL) }
+        // Image 1's request reached the gallery, which holds it for 20 s: a transfer is in flight.
         #expect(await eventually { gallery.server.requestCount(path: "/gallery/image?1") >= 1 })
-        try await Task.sleep(for: .milliseconds(300))
         let start = ContinuousClock.now
         agent.signal(SIGTERM)
         #expect(await agent.waitForExit(timeout: .seconds(5)) == 0)

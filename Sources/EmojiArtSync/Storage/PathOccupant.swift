@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What sits at an asset's path, as `lstat(2)` sees it (nothing is followed or opened), in the detail the
+/// agent needs to decide whether it may write there and to report a conflict once.
+///
+/// The agent writes only by renaming a file of its own into place, and only over an absent path or a regular
+/// file. A FIFO, socket, device or directory is never opened (opening a FIFO blocks), and a regular file
+/// with more than one name that the agent did not write is a hard link to someone's data: never adopted.
+public struct PathOccupant: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case absent, regular, symbolicLink = "symbolic link", directory, fifo = "FIFO", socket, device, unknown
+    }
+
+    public let kind: Kind
+    /// Names of the inode (`st_nlink`); 0 when absent.
+    public let links: Int
+    /// Device and inode, so a report names this very object: another one at the same path is reported anew.
+    public let identity: String
+
+    public static func at(_ path: String) -> PathOccupant {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            // ENOENT/ENOTDIR: free. Anything else (EACCES, EIO): leave the path alone.
+            let free = errno == ENOENT || errno == ENOTDIR
+            return PathOccupant(kind: free ? .absent : .unknown, links: 0, identity: free ? "" : "errno \(errno)")
+        }
+        let kind: Kind
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFLNK: kind = .symbolicLink
+        case S_IFDIR: kind = .directory
+        case S_IFIFO: kind = .fifo
+        case S_IFSOCK: kind = .socket
+        case S_IFCHR, S_IFBLK: kind = .device
+        default: kind = .unknown
+        }
+        return PathOccupant(kind: kind, links: Int(info.st_nlink), identity: "\(info.st_dev):\(info.st_ino)")
+    }
+
+    /// Why the agent must not write at this path, or nil when it may. `owned`: the manifest records the
+    /// agent's file here (its own file, even with extra names the user gave it, is replaced by rename, never
+    /// written through).
+    public func refusal(owned: Bool) -> String? {
+        switch kind {
+        case .absent: return nil
+        case .regular: return owned || links <= 1 ? nil : "a hard link to a file with \(links) names"
+        case .symbolicLink: return "a symbolic link"
+        case .directory: return "a directory"
+        case .fifo: return "a FIFO"
+        case .socket: return "a socket"
+        case .device: return "a device"
+        case .unknown: return "not a regular file"
+        }
+    }
+}
