@@ -497,12 +497,17 @@ public final class ImageDatabase {
 
     /// The agent's file at `name` was replaced by something it must never open or write (a FIFO, directory,
     /// socket, device or symbolic link): the file is gone and the path is not the agent's any more. Forgets
-    /// the record; the next access reports the conflict once and fetches nothing.
+    /// the record and reports the conflict (once per occupant); later accesses fetch nothing for it.
     private func releaseTakenPath(_ name: String) {
         guard let entry = index.entry(named: name) else { return }
         _ = try? index.remove(named: name)
-        if let key = try? AssetKey(feedURL: entry.key), feedKeySet.contains(key) { storedInFeed -= 1 }
+        guard let key = try? AssetKey(feedURL: entry.key) else { return }
+        if feedKeySet.contains(key) { storedInFeed -= 1 }
         changes.ring()
+        // Reported now (once, through the ledger): the path is someone else's until they free it.
+        let path = directory.path(ofAsset: name)
+        let occupant = PathOccupant.at(path)
+        _ = conflict(key, path: path, what: occupant.refusal(owned: false) ?? "not a regular file", occupant: occupant)
     }
 
     /// Throws the (once-logged) conflict when the path of `key` holds something the agent may not write.
