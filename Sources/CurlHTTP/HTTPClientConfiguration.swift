@@ -44,7 +44,8 @@ public struct HTTPClientConfiguration: Sendable {
     public var totalTimeout: Duration
 
     /// The largest body accepted, in bytes; larger responses fail with
-    /// ``HTTPClientError/Kind/tooLarge(limit:)``.
+    /// ``HTTPClientError/Kind/tooLarge(limit:)``. One request may set its own limit instead
+    /// (`maxBodySize:` of ``CurlHTTPClient/get(_:headers:maxBodySize:)``).
     ///
     /// Enforced twice: up front from a declared `Content-Length` (`CURLOPT_MAXFILESIZE_LARGE`)
     /// and while streaming, so an endless body costs at most this much memory. 32 MiB is far

@@ -10,7 +10,8 @@ public struct HTTPResponse: Sendable {
     public let status: Int
     /// The header fields of the final response.
     public let headers: HTTPHeaders
-    /// The body, after any `Content-Encoding` was undone; at most the configured `maxBodySize` bytes.
+    /// The body, after any `Content-Encoding` was undone; at most the body limit in force
+    /// (the request's or the configuration's `maxBodySize`); empty for a `304 Not Modified`.
     public let body: [UInt8]
 
     /// Creates a response.

@@ -23,7 +23,7 @@ struct ExportCommand: AsyncParsableCommand {
     /// commands share to the parent, wherever it appears on the command line.
     @ParentCommand var gallery: GalleryCommand
 
-    @Flag(help: "16x16 images of about 125 bytes instead of 360x650 ones.")
+    @Flag(help: "16x16 images of about 106 bytes instead of 360x650 ones.")
     var small = false
 
     @Option(

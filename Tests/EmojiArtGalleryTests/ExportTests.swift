@@ -39,7 +39,7 @@ struct ExportTests {
         var seen = Set<[UInt8]>()
         for n in 1...300 where n % 10 != 0 {
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(out)/gallery/image/\(n).png")))
-            #expect(bytes.count < 200, "image \(n) is \(bytes.count) bytes")
+            #expect(bytes.count < 150, "image \(n) is \(bytes.count) bytes")
             let decoded = try PNGInspection.decodeRGBA(bytes)
             #expect(decoded.width == 16 && decoded.height == 16)
             seen.insert(bytes)

@@ -3,9 +3,10 @@
 # beside its peer measured in the same run, as the median of --runs runs with min-max.
 #
 #   contrib/bench/scale.sh [--small-count 100000] [--full-count 1000] [--runs 5] [--deletes 50] [--window 10]
+#                          [--bin DIR]   (use the binaries in DIR instead of building release ones)
 #
 # Builds release binaries; exports --full-count full-size (360x650, ~50 KB) and --small-count small (16x16,
-# ~125 B) assets with `emojiart-gallery export`; serves each export with nginx (installed from Debian when
+# ~106 B) assets with `emojiart-gallery export`; serves each export with nginx (installed from Debian when
 # missing) on 127.0.0.1 at a free port, with its own config in a temp dir (keep-alive on, access log off,
 # sendfile, worker_rlimit_nofile high, ETag and Last-Modified on as nginx does for static files). Then, per
 # export:
@@ -18,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-small_count=100000 full_count=1000 runs=5 deletes=50 window=10
+small_count=100000 full_count=1000 runs=5 deletes=50 window=10 bin=
 while [ $# -gt 0 ]; do
   case $1 in
     --small-count) small_count=$2; shift 2 ;;
@@ -26,7 +27,8 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --deletes) deletes=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --bin) bin=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
 done
@@ -44,10 +46,13 @@ fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 contrib/install-deps.sh >/dev/null
 
-echo "building release binaries..." >&2
-swift build -c release --product emojiart-sync >/dev/null
-swift build -c release --product emojiart-gallery >/dev/null
-bin=$(swift build -c release --show-bin-path)
+if [ -z "$bin" ]; then
+  echo "building release binaries..." >&2
+  swift build -c release --product emojiart-sync >/dev/null
+  swift build -c release --product emojiart-gallery >/dev/null
+  bin=$(swift build -c release --show-bin-path)
+fi
+build_kind=$(case "$bin" in */release*) echo release ;; *) echo "NOT release: $bin" ;; esac)
 
 work=$(mktemp -d -t emojiart-scale-XXXXXX)
 nginx_pids=()
@@ -59,7 +64,8 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
-# serve ROOT -> prints the base URL; nginx runs in the foreground of a background job, killed on exit.
+# serve ROOT -> sets served_url; nginx runs in the foreground of a background job, killed on exit.
+# (Not called in $(...): a command substitution would wait for nginx, and lose its PID.)
 serve() {
   local root=$1 port conf prefix
   port=$(free_port)
@@ -93,12 +99,11 @@ http {
   }
 }
 NGINX
-  "$nginx_bin" -p "$prefix" -c "$conf" -g 'daemon off; master_process off;' &
+  "$nginx_bin" -p "$prefix" -c "$conf" -g 'daemon off; master_process off;' >"$prefix/logs/stdout" 2>&1 &
   nginx_pids+=($!)
-  local url="http://127.0.0.1:$port"
-  for _ in $(seq 100); do curl -fs -o /dev/null "$url/gallery/images" && break; sleep 0.1; done
-  curl -fs -o /dev/null "$url/gallery/images" || { cat "$prefix/logs/error.log" >&2; exit 1; }
-  echo "$url"
+  served_url="http://127.0.0.1:$port"
+  for _ in $(seq 100); do curl -fs -o /dev/null "$served_url/gallery/images" && break; sleep 0.1; done
+  curl -fs -o /dev/null "$served_url/gallery/images" || { cat "$prefix/logs/error.log" >&2; exit 1; }
 }
 
 requests_seen() { curl -fs "$1/nginx_status" | awk 'NR==3 {print $3}'; }
@@ -128,7 +133,7 @@ bench() {  # label count flag(--small or "")
   local label=$1 count=$2 flag=$3 dir="$work/export-$1" url m
   echo "exporting $count $label assets..." >&2
   "$bin/emojiart-gallery" export --dir "$dir" --count "$count" $flag 2>/dev/null
-  url=$(serve "$dir")
+  serve "$dir"; url=$served_url
   local valid=$(( count - count / 10 )) feed_bytes
   feed_bytes=$(stat -c %s "$dir/gallery/images")
   # The peer's URL list: every unique image url of the feed, error items included, as the agent requests them.
@@ -170,6 +175,6 @@ bench() {  # label count flag(--small or "")
     --export "$dir" --runs "$runs" --deletes "$deletes" --window "$window" --label "$label"
 }
 
-echo "scale benchmark on $(nproc) cores, $(uname -sr); nginx $("$nginx_bin" -v 2>&1 | sed 's|.*/||'), $(curl --version | head -n1 | cut -d' ' -f1-2)"
+echo "scale benchmark ($build_kind binaries) on $(nproc) cores, $(uname -sr); nginx $("$nginx_bin" -v 2>&1 | sed 's|.*/||'), $(curl --version | head -n1 | cut -d' ' -f1-2)"
 bench full "$full_count" ""
 bench small "$small_count" --small

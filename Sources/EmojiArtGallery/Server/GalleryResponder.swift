@@ -82,7 +82,10 @@ struct GalleryResponder: HTTPResponder {
             return Answer(response: Self.json(status: .ok, "[]", validators: validators), fault: fault)
         }
         let dropped = Set(faults.droppedItems)
-        let items = dropped.isEmpty ? state.catalog.items : state.catalog.items.enumerated().filter { !dropped.contains($0.offset + 1) }.map(\.element)
+        // Item N is at index N - 1.
+        let items = dropped.isEmpty
+            ? state.catalog.items
+            : state.catalog.items.enumerated().filter { !dropped.contains($0.offset + 1) }.map(\.element)
         let extras = faults.extraFeedURLs.enumerated().map { index, url in
             GalleryItem(name: "Injected \(index + 1)", url: url, price: 0, checksum: "injected-\(index + 1)")
         }
