@@ -1,3 +1,5 @@
+import EmojiArtPNG
+
 /// The memory layer: a byte-bounded LRU of assets, de-duplication of loads in flight, and a memory of
 /// recent failures with a time after which they are retried (the book's `ImageLoader`, which kept
 /// `.failed` forever).
@@ -103,11 +105,22 @@ public actor ImageLoader {
         case .failure(let error):
             if !(error is CancellationError) {
                 let attempts = (failures[key]?.attempts ?? 0) + 1
-                let delay = retryPolicy.delay(afterAttempt: attempts)
+                let delay = Self.answeredButUnusable(error)
+                    ? retryPolicy.unusableAnswerDelay : retryPolicy.delay(afterAttempt: attempts)
                 failures[key] = Failure(error: error, attempts: attempts, retryAt: now().advanced(by: delay))
             }
             throw error
         }
+    }
+
+    /// Whether the server answered, but with something that is not an image at all (no PNG signature: the
+    /// book's `200` with a JSON error for `N % 10 == 0`; a damaged PNG may be a transfer fault and keeps the
+    /// short backoff): asking again in two seconds will get the same answer, so such a failure
+    /// waits `RetryPolicy.unusableAnswerDelay` instead of the transient backoff. A changed feed, `SIGHUP` or
+    /// the gallery coming back after an outage retries it sooner.
+    private static func answeredButUnusable(_ error: any Error) -> Bool {
+        guard let error = error as? SyncError, error.code == .invalidImage else { return false }
+        return (error.underlying as? PNGDefect)?.kind == .notPNG
     }
 
     /// Drops every cached asset and every remembered failure. Returns what was dropped.

@@ -8,11 +8,23 @@ public struct RetryPolicy: Sendable, Equatable {
     public var cap: Duration
     /// Fraction of the delay that is randomised away, 0...1.
     public var jitter: Double
+    /// The wait after an answer that is not an image (not a network failure): an hour by default, so an idle
+    /// agent next to a gallery with broken items does not ask for each of them every few minutes.
+    public var unusableAnswer: Duration
 
-    public init(base: Duration = .seconds(2), cap: Duration = .seconds(300), jitter: Double = 0.2) {
+    public init(
+        base: Duration = .seconds(2), cap: Duration = .seconds(300), jitter: Double = 0.2,
+        unusableAnswer: Duration = .seconds(3600)
+    ) {
         self.base = base
         self.cap = cap
         self.jitter = min(max(jitter, 0), 1)
+        self.unusableAnswer = unusableAnswer
+    }
+
+    /// `unusableAnswer`, jittered like the other delays so many such items do not come due together.
+    public var unusableAnswerDelay: Duration {
+        unusableAnswer * (1 - jitter * Double.random(in: 0...1))
     }
 
     /// The delay before retry number `attempt` (1 = after the first failure).

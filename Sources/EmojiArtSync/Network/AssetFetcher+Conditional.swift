@@ -48,7 +48,7 @@ extension AssetFetcher {
         do {
             info = try PNGValidator.validate(body, level: verification)
         } catch {
-            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)")
+            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)", underlying: error)
         }
         let asset = Asset(key: key, bytes: body, sha256: Asset.digest(body), width: info.width, height: info.height)
         return .fetched(asset, HTTPValidators(headers: response.headers))

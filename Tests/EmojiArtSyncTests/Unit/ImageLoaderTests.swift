@@ -1,3 +1,4 @@
+import EmojiArtPNG
 import EmojiArtSync
 import Synchronization
 import Testing
@@ -45,6 +46,25 @@ import Testing
         let (loaded, hit) = try await loader.asset(for: asset.key, load: load)
         #expect(loaded == asset && hit == .network)
         #expect(attempts.value == 2)
+    }
+
+    @Test func anAnswerThatIsNotAnImageWaitsLongerThanATransferFault() async throws {
+        let start = ContinuousClock.now
+        let loader = ImageLoader(
+            memoryLimit: 1 << 20, retryPolicy: RetryPolicy(base: .seconds(2), cap: .seconds(300), jitter: 0, unusableAnswer: .seconds(3600)),
+            now: { start })
+        let errorItem = try AssetKey(feedURL: "/gallery/image?10")
+        let damaged = try AssetKey(feedURL: "/gallery/image?3")
+        // The book's error item: 200 with JSON, no PNG signature at all.
+        _ = try? await loader.asset(for: errorItem) {
+            throw SyncError(.invalidImage, "not a PNG", underlying: PNGDefect(.notPNG, "no signature"))
+        }
+        #expect(await loader.nextRetryAt == start.advanced(by: .seconds(3600)))
+        // A PNG damaged in transit keeps the short backoff.
+        _ = try? await loader.asset(for: damaged) {
+            throw SyncError(.invalidImage, "bad CRC", underlying: PNGDefect(.badCRC, "chunk IDAT"))
+        }
+        #expect(await loader.nextRetryAt == start.advanced(by: .seconds(2)))
     }
 
     @Test func purgeDropsMemorySoTheNextAccessLoadsAgain() async throws {
