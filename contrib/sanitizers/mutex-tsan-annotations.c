@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void __tsan_acquire(void *address);
-void __tsan_release(void *address);
+// Weak: LD_PRELOAD also reaches processes without the TSan runtime (swift test itself, which uses Mutex too);
+// there they are NULL and the interposers only forward.
+__attribute__((weak)) void __tsan_acquire(void *address);
+__attribute__((weak)) void __tsan_release(void *address);
 
 #define LOCK_SLOW "$s15Synchronization12_MutexHandleV9_lockSlowyys6UInt32VF"
 #define UNLOCK_SLOW "$s15Synchronization12_MutexHandleV11_unlockSlowyyF"
@@ -54,11 +56,11 @@ __attribute__((swiftcall)) void interposed_lock_slow(uint32_t thread_id, void *_
     __asm__(LOCK_SLOW);
 __attribute__((swiftcall)) void interposed_lock_slow(uint32_t thread_id, void *__attribute__((swift_context)) self) {
     ((lock_slow_fn)require_real((void *)lock_slow, LOCK_SLOW))(thread_id, self);
-    __tsan_acquire(self);
+    if (__tsan_acquire != NULL) __tsan_acquire(self);
 }
 
 __attribute__((swiftcall)) void interposed_unlock_slow(void *__attribute__((swift_context)) self) __asm__(UNLOCK_SLOW);
 __attribute__((swiftcall)) void interposed_unlock_slow(void *__attribute__((swift_context)) self) {
-    __tsan_release(self);
+    if (__tsan_release != NULL) __tsan_release(self);
     ((unlock_slow_fn)require_real((void *)unlock_slow, UNLOCK_SLOW))(self);
 }
