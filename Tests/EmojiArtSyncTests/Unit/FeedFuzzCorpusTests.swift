@@ -20,7 +20,7 @@ struct FeedFuzzCorpusTests {
 
     /// What each seed decodes to: (accepted entries, refused items), or nil when the body is refused whole.
     static let seedVerdicts: [String: (entries: Int, rejections: Int)?] = [
-        "gallery-shaped-12x3.json": (36, 0), "one-item.json": (1, 0), "empty-array.json": (0, 0),
+        "gallery-feed-12.json": (36, 0), "one-item.json": (1, 0), "empty-array.json": (0, 0),
         "colliding-book-names.json": (4, 0), "hostile-urls.json": (0, 10), "bom-unicode-extra-field.json": (1, 0),
         "error-json.json": nil, "empty-body": nil, "price-as-string.json": nil, "missing-url.json": nil,
         "truncated.json": nil, "deep-nesting.json": nil, "url-only.txt": nil, "url-max-length.txt": nil,
@@ -35,14 +35,14 @@ struct FeedFuzzCorpusTests {
     func seedVerdict(name: String) throws {
         let body = [UInt8](try Data(contentsOf: Self.directory("corpus").appendingPathComponent(name)))
         let expected = try #require(Self.seedVerdicts[name], "unknown seed \(name): add its verdict")
-        do {
-            let feed = try GalleryFeed.decode(body)
+        switch Result(catching: { () throws(SyncError) -> GalleryFeed in try GalleryFeed.decode(body) }) {
+        case .success(let feed):
             let verdict = try #require(expected, "\(name) should be refused whole")
             #expect(feed.entries.count == verdict.entries)
             #expect(feed.rejections.count == verdict.rejections)
             let names = Set(feed.uniqueKeys.map(AssetFileName.name(for:)))
             #expect(names.count == feed.uniqueKeys.count, "distinct keys get distinct files")
-        } catch {
+        case .failure(let error):
             #expect(expected == nil, "\(name) was refused: \(error)")
             #expect(error.code == .feed)
         }
