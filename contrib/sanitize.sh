@@ -2,6 +2,7 @@
 # Builds the package and its tests with a sanitizer and runs the suite (or the --filter you give) under it.
 #   contrib/sanitize.sh thread  [--filter REGEX] [--skip-build]   ThreadSanitizer, scratch path .build-tsan
 #   contrib/sanitize.sh address [--filter REGEX] [--skip-build]   AddressSanitizer, scratch path .build-asan
+#   --no-mutex-annotations   TSan without the Mutex annotations, to see the false reports they remove
 # Each sanitizer build is a full build of the package (15-30 minutes on 2 busy cores); later runs are incremental.
 # TSan runs with contrib/sanitizers/mutex-tsan-annotations.c preloaded: without it every contended
 # Synchronization.Mutex critical section is reported as a race (docs/RELIABILITY.md, "Sanitizers").
@@ -10,14 +11,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
 [[ $# -ge 1 ]] || { usage >&2; exit 64; }
 kind=$1; shift
-filter=(); skip_build=0
+filter=(); skip_build=0; annotate=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --filter) filter=(--filter "$2"); shift 2 ;;
     --skip-build) skip_build=1; shift ;;
+    --no-mutex-annotations) annotate=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "sanitize.sh: unknown argument '$1'" >&2; exit 64 ;;
   esac
@@ -42,7 +44,7 @@ preload=
 if [[ $kind == thread ]]; then
   clang -shared -fPIC -O1 -g -Wall contrib/sanitizers/mutex-tsan-annotations.c -ldl \
     -o "$scratch/libmutex-tsan-annotations.so"
-  preload=$root/$scratch/libmutex-tsan-annotations.so
+  [[ $annotate == 1 ]] && preload=$root/$scratch/libmutex-tsan-annotations.so
   export TSAN_OPTIONS="log_path=$reports/tsan halt_on_error=0 history_size=4 ${TSAN_OPTIONS:-}"
 else
   # Leak checking is off: Foundation and the Swift runtime keep caches for the life of the process.
