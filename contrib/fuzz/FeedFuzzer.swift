@@ -1,0 +1,70 @@
+// libFuzzer entry point for the feed decoder: GalleryFeed.decode, AssetKey(feedURL:) and AssetFileName.
+// Built by contrib/fuzz.sh together with the Feed, SyncError, AssetFileName and SHA256Digest sources (not by
+// SwiftPM). Every input is tried twice: as a whole feed body and as one feed URL. Besides crashes, the
+// harness traps when an accepted key breaks a promise AssetKey documents, or a file name breaks one
+// AssetFileName documents; see docs/RELIABILITY.md.
+
+/// Traps with `message` unless `condition` holds: a broken invariant is a finding, like a crash.
+private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError("invariant broken: \(message())") }
+}
+
+/// What AssetKey promises about every key it accepts.
+private func checkAccepted(_ key: AssetKey) {
+    let raw = key.rawValue
+    let bytes = Array(raw.utf8)
+    require(!bytes.isEmpty && bytes.count <= AssetKey.maximumLength, "length \(bytes.count): \(raw)")
+    require(bytes[0] == UInt8(ascii: "/") && (bytes.count == 1 || bytes[1] != UInt8(ascii: "/")), "leading /: \(raw)")
+    require(bytes.allSatisfy { (0x21...0x7E).contains($0) }, "non-printable byte: \(raw)")
+    require(!bytes.contains(UInt8(ascii: "\\")) && !bytes.contains(UInt8(ascii: "#")), "backslash or #: \(raw)")
+    require(!raw.contains(".."), "contains ..: \(raw)")
+    let lowered = raw.lowercased()
+    for encoded in ["%2e", "%2f", "%5c", "%00"] {
+        require(!lowered.contains(encoded), "percent-encoded \(encoded): \(raw)")
+    }
+    let path = raw.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+    require(!path.split(separator: "/", omittingEmptySubsequences: false).contains("."), "dot segment: \(raw)")
+
+    let name = AssetFileName.name(for: key)
+    let nameBytes = Array(name.utf8)
+    require(name.hasSuffix(AssetFileName.fileExtension) && nameBytes.count <= 100, "file name \(name) for \(raw)")
+    require(nameBytes.first != UInt8(ascii: "."), "hidden file name \(name) for \(raw)")
+    let stem = nameBytes.dropLast(AssetFileName.fileExtension.utf8.count)
+    require(
+        !stem.isEmpty
+            && stem.allSatisfy { byte in
+                switch byte {
+                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "_"), UInt8(ascii: "-"): true
+                default: false
+                }
+            },
+        "file name \(name) for \(raw) has characters outside [A-Za-z0-9_-]")
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzFeed(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size))
+
+    // The whole input as a feed body.
+    do {
+        let feed = try GalleryFeed.decode(bytes)
+        feed.entries.forEach(checkAccepted)
+        require(Set(feed.uniqueKeys).count == feed.uniqueKeys.count, "uniqueKeys has duplicates")
+        require(Set(feed.uniqueKeys) == Set(feed.entries), "uniqueKeys and entries differ")
+        require(feed.uniqueKeys.count <= GalleryFeed.maximumUniqueAssets, "too many unique keys")
+        // Distinct keys of one feed must get distinct files.
+        let names = Set(feed.uniqueKeys.map(AssetFileName.name(for:)))
+        require(names.count == feed.uniqueKeys.count, "two keys of one feed share a file name")
+    } catch {
+        require(error.code == .feed && !error.message.isEmpty, "decode threw \(error.code): \(error)")
+    }
+
+    // The whole input as one feed URL.
+    let url = String(decoding: bytes, as: UTF8.self)
+    do {
+        checkAccepted(try AssetKey(feedURL: url))
+    } catch {
+        require(error.url == url && !error.reason.isEmpty, "rejection without a reason")
+    }
+    return 0
+}
