@@ -23,6 +23,8 @@ import Glibc
 public final class BackgroundAgent: Sendable {
     public let agent: SyncAgent
     public let keeper: MirrorKeeper
+    /// Tells systemd (`Type=notify`) about readiness, reloads, stops and status; silent outside systemd.
+    public let notifier: SystemdNotifier
     private let startedAt = Date()
     private let stopRequested = Atomic<Bool>(false)
     private let stopSignal: AsyncStream<Void>.Continuation
@@ -32,8 +34,9 @@ public final class BackgroundAgent: Sendable {
     /// The lock taken on a recreated DIR (the original lock file went with the old one).
     private let replacementLock = Mutex<DirectoryLock?>(nil)
 
-    public init(agent: SyncAgent) async {
+    public init(agent: SyncAgent, notifier: SystemdNotifier = SystemdNotifier()) async {
         self.agent = agent
+        self.notifier = notifier
         self.keeper = await MirrorKeeper(
             database: agent.database, fetcher: agent.fetcher, loader: agent.loader,
             configuration: agent.configuration, logger: agent.logger)
@@ -59,6 +62,7 @@ public final class BackgroundAgent: Sendable {
             "server": .string(agent.configuration.server.origin),
             "interval": .string(agent.configuration.pollInterval.secondsText),
         ])
+        notifier.ready(status: "first pass under way")
         await withTaskGroup(of: Void.self) { group in
             if handleSignals {
                 group.addTask { await self.signalLoop() }
@@ -66,7 +70,9 @@ public final class BackgroundAgent: Sendable {
             group.addTask { await self.watchLoop() }
             group.addTask { await self.tickLoop() }
             group.addTask { await self.statusLoop() }
+            group.addTask { await self.notifier.feedWatchdog { _ = await self.keeper.pollIsDue } }
             for await _ in stopStream {}
+            notifier.stopping()
             group.cancelAll()
             // In-flight transfers belong to unstructured loads; failing them ends those loads promptly.
             agent.client.shutdown()
@@ -111,10 +117,12 @@ public final class BackgroundAgent: Sendable {
                 stop()
             case .sighup:
                 logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
+                notifier.reloading()
                 agent.logSink.reopen()
                 await keeper.forgetFailures()
                 await keeper.pollNow(fullPass: true)
                 await keeper.rescanAll()
+                notifier.ready()
             case .sigusr1:
                 logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])
                 _ = await keeper.purgeMemory()
@@ -221,6 +229,8 @@ public final class BackgroundAgent: Sendable {
         var last: AgentStatus?
         while !Task.isCancelled {
             var status = await currentStatus()
+            notifier.status(status.systemdStatusLine)
+            agent.fetcher.metrics.observe(status, indexFiles: await agent.database.manifest.files.count)
             var comparable = status
             comparable.updatedAt = last?.updatedAt ?? status.updatedAt
             if comparable != last {

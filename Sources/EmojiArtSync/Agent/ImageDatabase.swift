@@ -252,6 +252,7 @@ public final class ImageDatabase {
     /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
     public func noteRepair(of key: AssetKey, reason: DamageReason) {
         repairs += 1
+        fetcher.metrics.repair(reason.rawValue)
         logger.info("re-fetching damaged asset", metadata: [
             "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
             "file": .string(AssetFileName.name(for: key)),
@@ -340,6 +341,7 @@ public final class ImageDatabase {
     // MARK: - Logging
 
     private func logAccess(_ key: AssetKey, hit: Hit, asset: Asset) {
+        fetcher.metrics.hit(hit)
         logger.info("asset", metadata: [
             "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),
             "bytes": .stringConvertible(asset.bytes.count), "file": .string(AssetFileName.name(for: key)),
@@ -350,7 +352,7 @@ public final class ImageDatabase {
         var metadata: Logger.Metadata = [
             "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(String(describing: error)),
         ]
-        if error is ImageLoader.RememberedFailure { metadata["remembered"] = "true" }
+        if error is ImageLoader.RememberedFailure { metadata["remembered"] = "true" } else { fetcher.metrics.failure(error) }
         logger.warning("asset unavailable", metadata: metadata)
     }
 }

@@ -17,16 +17,19 @@ public struct AssetFetcher: Sendable {
     public let retries: Int
     /// Pause before the first retry; doubled for each further one.
     public let retryPause: Duration
+    /// Where hits, repairs, transfers and failures are counted (`SyncMetrics.off` without `--metrics-listen`).
+    public let metrics: SyncMetrics
 
     public init(
         client: CurlHTTPClient, server: ServerAddress, verification: PNGVerification = .structure,
-        retries: Int = 2, retryPause: Duration = .milliseconds(250)
+        retries: Int = 2, retryPause: Duration = .milliseconds(250), metrics: SyncMetrics = .off
     ) {
         self.client = client
         self.server = server
         self.verification = verification
         self.retries = max(0, retries)
         self.retryPause = retryPause
+        self.metrics = metrics
     }
 
     /// Fetches and decodes the feed.
@@ -40,7 +43,9 @@ public struct AssetFetcher: Sendable {
     @concurrent
     public func fetchAsset(_ key: AssetKey) async throws -> Asset {
         let url = server.url(for: key)
+        let started = ContinuousClock.now
         let body = try await withRetries { try await self.client.fetch(url) }
+        metrics.fetched(bytes: body.count, duration: started.duration(to: .now))
         let info: PNGInfo
         do {
             info = try PNGValidator.validate(body, level: verification)
