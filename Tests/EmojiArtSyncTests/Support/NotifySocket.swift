@@ -40,13 +40,20 @@ final class NotifySocket {
         }
     }
 
-    /// Reads messages until one satisfies `matches`; returns it and every message read before it.
-    func next(where matches: (String) -> Bool) async throws -> (message: String, before: [String]) {
+    /// Reads messages until one satisfies `matches` (within `timeout` in all); returns it and every message
+    /// read before it.
+    func next(
+        timeout: Duration = .seconds(60), where matches: (String) -> Bool
+    ) async throws -> (message: String, before: [String]) {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
         var before: [String] = []
         while true {
-            let message = try await next()
+            let message = try await next(timeout: ContinuousClock.now.duration(to: deadline))
             if matches(message) { return (message, before) }
             before.append(message)
+            guard ContinuousClock.now < deadline else {
+                throw TestFailure("no matching notification within \(timeout); got \(before)")
+            }
         }
     }
 }

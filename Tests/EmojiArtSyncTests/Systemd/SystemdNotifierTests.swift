@@ -63,7 +63,7 @@ struct SystemdNotifierTests {
 
         let first = try await socket.next()
         #expect(first.hasPrefix("READY=1\n"), "READY=1 comes first, got \(first)")
-        let synced = "\(gallery.validNumbers.count) ok, 0 missing"
+        let synced = "=\(gallery.validNumbers.count) ok, "
         let status = try await socket.next { $0.hasPrefix("STATUS=") && $0.contains(synced) }
         #expect(!status.before.contains { $0.contains("READY=1") || $0.contains("STOPPING=1") })
         _ = try await socket.next { $0 == "WATCHDOG=1" }
