@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Already built for the gallery (Hummingbird runs on it); the agent uses its thread pool for blocking I/O.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // C libraries, found through pkg-config; the providers tell SwiftPM which Debian package to suggest.
@@ -77,6 +79,12 @@ let package = Package(
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The opt-in Prometheus endpoint (--metrics-listen): swift-metrics API, its Prometheus backend,
+                // served by the Hummingbird the gallery already brings.
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

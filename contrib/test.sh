@@ -11,6 +11,10 @@ if grep -E "^$PWD/(Sources|Tests)/.*: warning:" "$log"; then
   echo "test.sh: the build has warnings in our code (above); fix them." >&2
   exit 1
 fi
+# The man pages must stay clean for mandoc's linter, when it is installed (Debian: mandoc).
+if command -v mandoc >/dev/null; then
+  mandoc -T lint -W warning man/*.1
+fi
 # One test at a time: the integration tests each run a gallery, agents and inotify watchers, and measure
 # descriptors and timings that parallel neighbours on a 2-core machine would disturb.
 exec swift test --skip-build --no-parallel

@@ -54,6 +54,9 @@ struct RunOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Do not copy log lines to stderr.")
     var quiet = false
 
+    @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; off by default). Unauthenticated: keep it on loopback unless you mean to publish it.", valueName: "host:port"))
+    var metricsListen: String?
+
     func validate() throws {
         guard let dir, !dir.isEmpty else { throw ValidationError("missing --dir DIR: the directory to keep in sync") }
         guard interval >= 1 && interval <= 86_400 else { throw ValidationError("--interval must be 1...86400 seconds") }
@@ -64,6 +67,9 @@ struct RunOptions: ParsableArguments {
         guard let body = ByteCount.parse(maxBodySize), body > 0 else { throw ValidationError("--max-body-size: cannot read \"\(maxBodySize)\" as a size") }
         guard retries >= 0 && retries <= 10 else { throw ValidationError("--retries must be 0...10") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \"\(logLevel)\"") }
+        if let metricsListen, MetricsListenAddress(metricsListen) == nil {
+            throw ValidationError("--metrics-listen: cannot read \"\(metricsListen)\" as HOST:PORT (e.g. 127.0.0.1:9464)")
+        }
         do {
             _ = try ServerAddress(server)
         } catch {
@@ -85,6 +91,7 @@ struct RunOptions: ParsableArguments {
         configuration.pollInterval = .seconds(interval)
         configuration.maxDeletePercent = maxDelete
         configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval * 3600)
+        configuration.metricsListen = metricsListen.flatMap(MetricsListenAddress.init)
         return configuration
     }
 }
@@ -109,8 +116,25 @@ enum RunCommand {
             try await runOnce(agent, trapped: trapped)
         } else {
             let background = await BackgroundAgent(agent: agent)
+            let metrics = try await startMetricsEndpoint(agent)
             let status = await background.run(trapped: trapped)
+            await metrics?.stop()
             if status != .success { throw ExitCode(status.rawValue) }
+        }
+    }
+
+    /// Serves `/metrics` when `--metrics-listen` asked for it; a port that cannot be bound is fatal (exit 1).
+    static func startMetricsEndpoint(_ agent: SyncAgent) async throws -> MetricsEndpoint? {
+        guard let registry = agent.metricsRegistry, let address = agent.configuration.metricsListen else { return nil }
+        do {
+            let endpoint = try await MetricsEndpoint.start(registry: registry, address: address)
+            agent.logger.info("serving metrics", metadata: ["event": "metrics", "url": .string(endpoint.url)])
+            return endpoint
+        } catch {
+            agent.logger.critical("cannot serve metrics", metadata: ["event": "fatal", "error": .string(error.message)])
+            printError("emojiart-sync: \(error)")
+            agent.shutdown()
+            throw ExitCode(ExitStatus.fatal.rawValue)
         }
     }
 

@@ -27,6 +27,8 @@ public struct AgentConfiguration: Sendable {
     public var logFile: String?
     /// Also log to stderr.
     public var logToStandardError = true
+    /// Where to serve Prometheus metrics (`--metrics-listen`); nil (the default) records nothing.
+    public var metricsListen: MetricsListenAddress?
 
     /// Seconds between feed polls in the background agent, before jitter (±10%).
     public var pollInterval: Duration = .seconds(60)

@@ -23,6 +23,8 @@ import Glibc
 public final class BackgroundAgent: Sendable {
     public let agent: SyncAgent
     public let keeper: MirrorKeeper
+    /// Tells systemd (`Type=notify`) about readiness, reloads, stops and status; silent outside systemd.
+    public let notifier: SystemdNotifier
     private let startedAt = Date()
     private let stopRequested = Atomic<Bool>(false)
     private let stopSignal: AsyncStream<Void>.Continuation
@@ -35,8 +37,9 @@ public final class BackgroundAgent: Sendable {
     private let diskPurgeRequested = Atomic<Bool>(false)
     private let diskPurgeAlarm = Alarm()
 
-    public init(agent: SyncAgent) async {
+    public init(agent: SyncAgent, notifier: SystemdNotifier = SystemdNotifier()) async {
         self.agent = agent
+        self.notifier = notifier
         self.keeper = await MirrorKeeper(
             database: agent.database, fetcher: agent.fetcher, loader: agent.loader,
             configuration: agent.configuration, logger: agent.logger)
@@ -62,6 +65,7 @@ public final class BackgroundAgent: Sendable {
             "server": .string(agent.configuration.server.origin),
             "interval": .string(agent.configuration.pollInterval.secondsText),
         ])
+        notifier.ready(status: "first pass under way")
         await withTaskGroup(of: Void.self) { group in
             if handleSignals {
                 group.addTask { await self.signalLoop(trapped) }
@@ -73,7 +77,10 @@ public final class BackgroundAgent: Sendable {
             if agent.configuration.scrubInterval != nil {
                 group.addTask { await self.scrubLoop() }
             }
+            // systemd's watchdog (when WatchdogSec= is set): a ping only while the sync actor answers.
+            group.addTask { await self.notifier.feedWatchdog { _ = await self.keeper.wakeUps } }
             for await _ in stopStream {}
+            notifier.stopping()
             group.cancelAll()
             // In-flight transfers belong to unstructured loads; failing them ends those loads promptly.
             agent.client.shutdown()
@@ -123,10 +130,12 @@ public final class BackgroundAgent: Sendable {
                 stop()
             case .sighup:
                 logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
+                notifier.reloading()
                 agent.logSink.reopen()
                 await keeper.forgetFailures()
                 await keeper.pollNow(fullPass: true)
                 await keeper.rescanAll()
+                notifier.ready()
             case .sigusr1:
                 logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])
                 _ = await keeper.purgeMemory()
@@ -257,6 +266,8 @@ public final class BackgroundAgent: Sendable {
         let changes = agent.database.changes
         while !Task.isCancelled {
             var status = await currentStatus()
+            notifier.status(status.systemdStatusLine)
+            agent.fetcher.metrics.observe(status, indexFiles: status.indexFiles ?? 0)
             status.updatedAt = Date()
             do {
                 try status.write(to: directory.statusPath)

@@ -404,6 +404,7 @@ public final class ImageDatabase {
     public func noteRepair(of key: AssetKey, reason: DamageReason) {
         repairs += 1
         changes.ring()
+        fetcher.metrics.repair(reason.rawValue)
         logger.info("re-fetching damaged asset", metadata: [
             "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
             "file": .string(AssetFileName.name(for: key)),
@@ -523,6 +524,7 @@ public final class ImageDatabase {
 
     private func logAccess(_ key: AssetKey, hit: Hit, asset: Asset) {
         changes.ring()
+        fetcher.metrics.hit(hit)
         logger.info("asset", metadata: [
             "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),
             "bytes": .stringConvertible(asset.size), "file": .string(AssetFileName.name(for: key)),
@@ -534,7 +536,7 @@ public final class ImageDatabase {
         var metadata: Logger.Metadata = [
             "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(String(describing: error)),
         ]
-        if error is ImageLoader.RememberedFailure { metadata["remembered"] = "true" }
+        if error is ImageLoader.RememberedFailure { metadata["remembered"] = "true" } else { fetcher.metrics.failure(error) }
         logger.warning("asset unavailable", metadata: metadata)
     }
 }

@@ -1,5 +1,6 @@
 import CurlHTTP
 import Logging
+import Prometheus
 
 /// Wires the parts together for a run: log sink, HTTP client, fetcher, memory loader, database, engine.
 ///
@@ -16,6 +17,8 @@ public final class SyncAgent: Sendable {
     public let engine: SyncEngine
     /// Held for the agent's lifetime: one agent per directory.
     public let lock: DirectoryLock
+    /// What the metrics are recorded into, for `MetricsEndpoint`; nil without `--metrics-listen`.
+    public let metricsRegistry: PrometheusCollectorRegistry?
 
     /// Builds the agent: prepares DIR (creating it when missing), takes its lock, removes temporary files a
     /// crashed run left behind, loads the manifest. Throws a `SyncError` a person can act on (`.locked` when
@@ -37,9 +40,11 @@ public final class SyncAgent: Sendable {
         http.maxBodySize = configuration.maxBodySize
         http.userAgent = "emojiart-sync/\(EmojiArtSyncVersion.current)"
         self.client = try CurlHTTPClient(configuration: http)
+        self.metricsRegistry = configuration.metricsListen.map { _ in PrometheusCollectorRegistry() }
         self.fetcher = AssetFetcher(
             client: client, server: configuration.server, verification: configuration.verification,
-            retries: configuration.retries)
+            retries: configuration.retries,
+            metrics: metricsRegistry.map { SyncMetrics(factory: PrometheusMetricsFactory(registry: $0)) } ?? .off)
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
         self.database = await ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)

@@ -13,6 +13,9 @@ import Glibc
 /// and a new file is opened. If an outside tool (logrotate) moves or deletes the file, the sink notices within a
 /// second (the path no longer names the open inode) and reopens the path, so nothing is written into a
 /// rotated-away file for long. `reopen()` forces that at once.
+///
+/// When standard error is the systemd journal (`JournalStream`), the copy on stderr is the journal's form of
+/// the line: a priority prefix and no timestamp; the log file keeps its timestamps.
 public final class LogSink: Sendable {
     /// How the log file rotates.
     public struct Rotation: Sendable, Equatable {
@@ -35,6 +38,8 @@ public final class LogSink: Sendable {
     public let path: String?
     public let rotation: Rotation
     private let alsoStandardError: Bool
+    /// Standard error is the journal (`$JOURNAL_STREAM` names it): lines there take their journal form.
+    public let standardErrorIsJournal: Bool
     private let state: Mutex<State>
 
     /// Opens (creating when needed, mode 0644) `path` for appending.
@@ -42,6 +47,8 @@ public final class LogSink: Sendable {
         self.path = path
         self.rotation = rotation
         self.alsoStandardError = alsoStandardError
+        self.standardErrorIsJournal =
+            alsoStandardError && JournalStream.isConnected(environment: ProcessInfo.processInfo.environment)
         var initial = State()
         if let path {
             try Self.open(path, into: &initial)
@@ -55,10 +62,15 @@ public final class LogSink: Sendable {
         }
     }
 
-    /// Writes one line (a newline is appended).
+    /// Writes one line (a newline is appended), the same to the file and to stderr.
     public func write(line: String) {
-        var bytes = Array(line.utf8)
-        bytes.append(0x0A)
+        write(line: line, journalLine: { line })
+    }
+
+    /// Writes `line` to the file, and to stderr unless stderr is the journal: then `journalLine()` goes there.
+    public func write(line: String, journalLine: () -> String) {
+        let bytes = Self.terminated(line)
+        let standardErrorBytes = standardErrorIsJournal ? Self.terminated(journalLine()) : bytes
         state.withLock { state in
             if let path {
                 maintain(path, &state, incoming: bytes.count)
@@ -68,9 +80,15 @@ public final class LogSink: Sendable {
                 }
             }
             if alsoStandardError {
-                Self.writeAll(STDERR_FILENO, bytes)
+                Self.writeAll(STDERR_FILENO, standardErrorBytes)
             }
         }
+    }
+
+    private static func terminated(_ line: String) -> [UInt8] {
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        return bytes
     }
 
     /// Closes and reopens the log file (after an outside rotation; `SIGHUP` does this).

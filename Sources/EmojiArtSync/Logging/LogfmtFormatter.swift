@@ -15,7 +15,17 @@ public enum LogfmtFormatter {
         message: String,
         metadata: Logger.Metadata
     ) -> String {
-        var out = "ts=\(timestampString(timestamp)) level=\(level.rawValue)"
+        line(timestamp: timestamp, fields: fields(level: level, message: message, metadata: metadata))
+    }
+
+    /// Prefixes the `fields(...)` of an event with its timestamp: `ts=... level=...`.
+    public static func line(timestamp: Date, fields: String) -> String {
+        "ts=\(timestampString(timestamp)) " + fields
+    }
+
+    /// The line without its timestamp, `level=info msg="..." ...`: what the journal gets (it stamps lines).
+    public static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+        var out = "level=\(level.rawValue)"
         if !message.isEmpty {
             out += " msg=\(quote(message))"
         }

@@ -31,7 +31,9 @@ public struct LogfmtLogHandler: LogHandler {
         if let error = event.error {
             merged["error"] = .string(String(describing: error))
         }
-        sink.write(line: LogfmtFormatter.line(
-            timestamp: Date(), level: event.level, message: event.message.description, metadata: merged))
+        let fields = LogfmtFormatter.fields(level: event.level, message: event.message.description, metadata: merged)
+        sink.write(
+            line: LogfmtFormatter.line(timestamp: Date(), fields: fields),
+            journalLine: { JournalStream.priorityPrefix(for: event.level) + fields })
     }
 }

@@ -39,9 +39,11 @@ extension AssetFetcher {
     public func fetchAsset(_ key: AssetKey, validators: HTTPValidators?) async throws -> AssetFetch {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
+        let started = ContinuousClock.now
         let response = try await withRetries {
             try Self.checked(try await self.client.get(url, headers: headers), conditional: !headers.isEmpty)
         }
+        metrics.fetched(bytes: response.body.count, duration: started.duration(to: .now))
         if response.status == 304 { return .notModified }
         let body = response.body
         let info: PNGInfo

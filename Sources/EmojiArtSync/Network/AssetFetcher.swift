@@ -17,16 +17,19 @@ public struct AssetFetcher: Sendable {
     public let retries: Int
     /// Pause before the first retry; doubled for each further one.
     public let retryPause: Duration
+    /// Where hits, repairs, transfers and failures are counted (`SyncMetrics.off` without `--metrics-listen`).
+    public let metrics: SyncMetrics
 
     public init(
         client: CurlHTTPClient, server: ServerAddress, verification: PNGVerification = .structure,
-        retries: Int = 2, retryPause: Duration = .milliseconds(250)
+        retries: Int = 2, retryPause: Duration = .milliseconds(250), metrics: SyncMetrics = .off
     ) {
         self.client = client
         self.server = server
         self.verification = verification
         self.retries = max(0, retries)
         self.retryPause = retryPause
+        self.metrics = metrics
     }
 
     /// Fetches and decodes the feed (unconditionally; see ``fetchFeed(validators:)``).

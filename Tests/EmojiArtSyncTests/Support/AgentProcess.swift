@@ -16,19 +16,24 @@ final class AgentProcess {
     let stdoutPath: String
     let stderrPath: String
 
-    /// Starts the binary with `arguments`; `environment` entries are added to this process's environment.
-    init(_ arguments: [String], outputDirectory: String, environment: [String: String] = [:]) throws {
+    /// Starts the agent with `arguments`; `environment` is added to the test's own, `stderrPath` (created when
+    /// missing) receives its stderr instead of a new file in `outputDirectory`.
+    init(
+        _ arguments: [String], outputDirectory: String, environment: [String: String] = [:], stderrPath: String? = nil
+    ) throws {
         stdoutPath = outputDirectory + "/agent-\(UUID().uuidString).out"
-        stderrPath = outputDirectory + "/agent-\(UUID().uuidString).err"
+        self.stderrPath = stderrPath ?? outputDirectory + "/agent-\(UUID().uuidString).err"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        if !FileManager.default.fileExists(atPath: self.stderrPath) {
+            _ = FileManager.default.createFile(atPath: self.stderrPath, contents: nil)
+        }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         }
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stderrPath))
         try process.run()
     }
 

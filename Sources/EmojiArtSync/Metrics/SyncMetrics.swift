@@ -1,0 +1,104 @@
+import CurlHTTP
+import Metrics
+
+/// The agent's Prometheus metrics, recorded through swift-metrics: one method per event the agent counts.
+///
+/// Owns the metric handles, made once from the factory it is given (never from the process-global
+/// `MetricsSystem`, so several agents, or tests, in one process each keep their own). `SyncMetrics.off`
+/// uses swift-metrics' no-op handler: that is the default, and costs one empty call per event. The names
+/// and labels are the ones the man page lists under `--metrics-listen`.
+public struct SyncMetrics: Sendable {
+    /// What kind of failure an `emojiart_sync_failures_total` sample counts (label `kind`).
+    public enum FailureKind: String, Sendable, CaseIterable {
+        /// The gallery did not answer usably: refused, timed out, a bad status, truncated, too large.
+        case network
+        /// The body was not a valid PNG (the book's server answers `200` with JSON for missing images).
+        case invalidImage = "invalid_image"
+        /// A file the agent does not own sits at the asset's path.
+        case conflict
+        /// A system call failed (disk full, permissions).
+        case system
+        /// Anything else, transfers abandoned at shutdown among them.
+        case other
+
+        /// The kind of `error`, as thrown by an asset access.
+        public init(of error: any Error) {
+            switch error {
+            case let error as HTTPClientError: self = error.kind == .cancelled ? .other : .network
+            case let error as SyncError:
+                switch error.code {
+                case .server: self = .network
+                case .invalidImage: self = .invalidImage
+                case .conflict: self = .conflict
+                case .system: self = .system
+                case .feed, .locked, .configuration: self = .other
+                }
+            default: self = .other
+            }
+        }
+    }
+
+    /// Metrics that go nowhere (swift-metrics' no-op backend): the agent without `--metrics-listen`.
+    public static let off = SyncMetrics(factory: NOOPMetricsHandler.instance)
+
+    private let hits: [Hit: Counter]
+    private let repairs: [String: Counter]
+    private let failures: [FailureKind: Counter]
+    private let bytesFetched: Counter
+    private let fetchDuration: Timer
+    private let assetsOK: Gauge
+    private let assetsMissing: Gauge
+    private let assetsFailing: Gauge
+    private let indexFiles: Gauge
+
+    /// Makes every handle from `factory` (a `PrometheusMetricsFactory` on the endpoint's registry, say).
+    public init(factory: any MetricsFactory) {
+        hits = Dictionary(uniqueKeysWithValues: Hit.allCases.map {
+            ($0, Counter(label: "emojiart_sync_hits_total", dimensions: [("source", $0.rawValue)], factory: factory))
+        })
+        repairs = Dictionary(uniqueKeysWithValues: ["missing", "corrupt"].map {
+            ($0, Counter(label: "emojiart_sync_repairs_total", dimensions: [("reason", $0)], factory: factory))
+        })
+        failures = Dictionary(uniqueKeysWithValues: FailureKind.allCases.map {
+            ($0, Counter(label: "emojiart_sync_failures_total", dimensions: [("kind", $0.rawValue)], factory: factory))
+        })
+        bytesFetched = Counter(label: "emojiart_sync_bytes_fetched_total", factory: factory)
+        fetchDuration = Timer(label: "emojiart_sync_fetch_duration_seconds", factory: factory)
+        func assets(_ state: String) -> Gauge {
+            Gauge(label: "emojiart_sync_assets", dimensions: [("state", state)], factory: factory)
+        }
+        assetsOK = assets("ok")
+        assetsMissing = assets("missing")
+        assetsFailing = assets("failing")
+        indexFiles = Gauge(label: "emojiart_sync_index_files", factory: factory)
+    }
+
+    /// An access served from `source` (one `hit=` log line).
+    public func hit(_ source: Hit) {
+        hits[source]?.increment()
+    }
+
+    /// A damaged file about to be re-fetched (one `event=repair` log line); `reason` is `missing` or `corrupt`.
+    public func repair(_ reason: String) {
+        repairs[reason]?.increment()
+    }
+
+    /// An asset body received from the gallery, valid or not, and how long its transfer (retries included) took.
+    public func fetched(bytes: Int, duration: Duration) {
+        bytesFetched.increment(by: bytes)
+        fetchDuration.record(duration: duration)
+    }
+
+    /// An access that failed (one `result=failed` log line that is not a remembered failure).
+    public func failure(_ error: any Error) {
+        failures[FailureKind(of: error)]?.increment()
+    }
+
+    /// The published status's asset counts and the number of files in the index.
+    public func observe(_ status: AgentStatus, indexFiles files: Int) {
+        assetsOK.record(status.assets.ok)
+        assetsMissing.record(status.assets.missing)
+        assetsFailing.record(status.assets.failing)
+        indexFiles.record(files)
+    }
+}

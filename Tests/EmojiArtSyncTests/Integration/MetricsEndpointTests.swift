@@ -1,0 +1,117 @@
+import CurlHTTP
+import EmojiArtSync
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Prometheus endpoint over real HTTP while a real agent syncs the bundled gallery: every counter must
+/// say what the log says. Each agent records into a registry of its own (no process-global bootstrap), so
+/// these tests can run beside any other.
+@Suite(.timeLimit(.minutes(3)))
+struct MetricsEndpointTests {
+    /// One sample of the text exposition format: `name{label="value",...} number`.
+    struct Sample: Equatable {
+        var name: String
+        var labels: [String: String]
+        var value: Double
+    }
+
+    /// Parses the exposition text; comments (`# TYPE`, `# HELP`) are skipped, anything unreadable fails the test.
+    static func parse(_ text: String) throws -> [Sample] {
+        var samples: [Sample] = []
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let match = line.wholeMatch(of: /([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/),
+                let value = Double(match.output.3)
+            else { throw TestFailure("unreadable exposition line: \(line)") }
+            var labels: [String: String] = [:]
+            if let body = match.output.2 {
+                for pair in body.matches(of: /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/) {
+                    labels[String(pair.output.1)] = String(pair.output.2)
+                }
+            }
+            samples.append(Sample(name: String(match.output.1), labels: labels, value: value))
+        }
+        return samples
+    }
+
+    static func value(_ samples: [Sample], _ name: String, _ labels: [String: String] = [:]) -> Double? {
+        samples.first { $0.name == name && $0.labels == labels }?.value
+    }
+
+    @Test func countersMatchTheLogOfARealSync() async throws {
+        let gallery = try await GalleryFixture(count: 12)
+        let dir = TemporaryDirectory("metrics")
+        let listen = MetricsListenAddress(host: "127.0.0.1", port: 0)
+        let agent = try await gallery.startAgent(dir: dir) { $0.metricsListen = listen }
+        let registry = try #require(agent.background.agent.metricsRegistry)
+        let endpoint = try await MetricsEndpoint.start(registry: registry, address: listen)
+        #expect(endpoint.address.port != 0)
+        let client = try CurlHTTPClient()
+        defer { client.shutdown() }
+        func scrape() async throws -> [Sample] {
+            let response = try await client.get(endpoint.url)
+            #expect(response.status == 200)
+            return try Self.parse(String(decoding: response.body, as: UTF8.self))
+        }
+
+        // Memory hits (a full pass), disk hits (after a memory purge), a repair of a missing file.
+        let valid = gallery.validNumbers.count
+        let ready = try await eventually { Self.value(try await scrape(), "emojiart_sync_assets", ["state": "ok"]) == Double(valid) }
+        #expect(ready, "the assets gauge reaches \(valid) ok")
+        await agent.keeper.pollNow(fullPass: true)
+        #expect(await eventually { logLines(dir.path).contains { $0.contains("hit=memory") } })
+        _ = await agent.keeper.purgeMemory()
+        await agent.keeper.pollNow(fullPass: true)
+        #expect(await eventually { logLines(dir.path).contains { $0.contains("hit=disk") } })
+        unlink(dir.file("gallery_image_1.png"))
+        #expect(await eventually { logLines(dir.path).contains { $0.contains("event=repair") && $0.contains("reason=missing") } })
+        #expect(await eventually { gallery.isMirrored(1, in: dir) })
+        #expect(await agent.stop() == .success)
+
+        // The agent has stopped, so hits are final. A retry of item 10 abandoned at the stop may still log its
+        // failure: the failure counter is checked between the log before and after the scrape.
+        let linesBefore = logLines(dir.path)
+        let samples = try await scrape()
+        let lines = logLines(dir.path)
+        func logged(_ fragments: String..., in lines: [String]? = nil) -> Double {
+            Double((lines ?? linesBefore).filter { line in fragments.allSatisfy { line.contains($0) } }.count)
+        }
+        for source in ["memory", "disk", "network"] {
+            let counted = Self.value(samples, "emojiart_sync_hits_total", ["source": source])
+            #expect(counted == logged("event=asset", "hit=\(source) "), "hits from \(source)")
+            #expect((counted ?? 0) > 0, "the test produced \(source) hits")
+        }
+        #expect(Self.value(samples, "emojiart_sync_repairs_total", ["reason": "missing"]) == logged("event=repair", "reason=missing"))
+        #expect(Self.value(samples, "emojiart_sync_repairs_total", ["reason": "corrupt"]) == 0)
+        // A remembered failure (within its backoff) fails the access without a transfer: not counted.
+        func invalidTransfers(in lines: [String]) -> Double {
+            logged("result=failed", "valid PNG", in: lines) - logged("result=failed", "valid PNG", "remembered=true", in: lines)
+        }
+        let invalid = invalidTransfers(in: linesBefore)
+        #expect(invalid > 0, "item 10 answers JSON, not a PNG")
+        let invalidCounted = try #require(Self.value(samples, "emojiart_sync_failures_total", ["kind": "invalid_image"]))
+        #expect(invalid <= invalidCounted && invalidCounted <= invalidTransfers(in: lines))
+        // One duration per body received: each network hit had one; the feed lists item 10 three times and
+        // accesses that join one failing transfer each count a failure, so invalid bodies are at most that many.
+        let networkHits = Self.value(samples, "emojiart_sync_hits_total", ["source": "network"])!
+        let durations = try #require(Self.value(samples, "emojiart_sync_fetch_duration_seconds_count"))
+        #expect(networkHits < durations && durations <= networkHits + invalidCounted, "one duration per body")
+        #expect((Self.value(samples, "emojiart_sync_bytes_fetched_total") ?? 0) > 0)
+        #expect(Self.value(samples, "emojiart_sync_index_files") == Double(valid))
+        await endpoint.stop()
+        await gallery.stop()
+    }
+
+    @Test func theOptionIsDocumentedAndCheckedByTheCommandLine() async throws {
+        let output = TemporaryDirectory("metrics-cli")
+        let help = try await AgentProcess.run(["--help"], outputDirectory: output.path)
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--metrics-listen") && help.stdout.contains("loopback"))
+        let bad = try await AgentProcess.run(["--dir", output.file("d"), "--metrics-listen", "9464"], outputDirectory: output.path)
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--metrics-listen"))
+    }
+}
