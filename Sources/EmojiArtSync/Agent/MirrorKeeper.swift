@@ -360,6 +360,7 @@ public final class MirrorKeeper {
         purgeSequence += 1
         let record = AgentStatus.Purge(sequence: purgeSequence, scope: scope, entries: entries, bytes: bytes, at: Date())
         lastPurge = record
+        database.changes.ring()  // `purge` waits for the status file to show it
         logger.notice("purged", metadata: [
             "event": "purge", "scope": .string(scope), "entries": .stringConvertible(entries), "bytes": .stringConvertible(bytes),
         ])
