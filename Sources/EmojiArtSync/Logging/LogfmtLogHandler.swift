@@ -1,7 +1,8 @@
 import Foundation
 import Logging
 
-/// A swift-log handler that writes logfmt lines to a `LogSink`.
+/// A swift-log handler that writes one line per event to a `LogSink`: logfmt by default, JSON with
+/// `format: .json` (`--log-format`).
 ///
 /// Value semantics as swift-log requires: level and metadata belong to this handler copy; the sink is shared.
 public struct LogfmtLogHandler: LogHandler {
@@ -9,10 +10,12 @@ public struct LogfmtLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     private let sink: LogSink
+    private let format: LogFormat
 
-    public init(sink: LogSink, level: Logger.Level = .info) {
+    public init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt) {
         self.sink = sink
         self.logLevel = level
+        self.format = format
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -31,7 +34,7 @@ public struct LogfmtLogHandler: LogHandler {
         if let error = event.error {
             merged["error"] = .string(String(describing: error))
         }
-        sink.write(line: LogfmtFormatter.line(
+        sink.write(line: format.line(
             timestamp: Date(), level: event.level, message: event.message.description, metadata: merged))
     }
 }
