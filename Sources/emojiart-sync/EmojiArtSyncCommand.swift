@@ -9,7 +9,7 @@ enum Main {
     static func main() async {
         let arguments = CommandLine.arguments.dropFirst()
         if arguments.contains("--generate-completion-script") {
-            CompletionTree.main()
+            await CompletionTree.main()
         } else if let first = arguments.first, ControlCommand.names.contains(first) {
             await ControlCommand.main()
         } else {
@@ -82,9 +82,10 @@ struct ControlCommand: AsyncParsableCommand {
 /// The whole command line as one tree, a sync run's options plus the subcommands, used only to generate
 /// shell completion scripts (`--generate-completion-script bash|zsh|fish`): neither parser of `Main` alone
 /// describes everything a person can type.
-struct CompletionTree: ParsableCommand {
+struct CompletionTree: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emojiart-sync",
+        version: EmojiArtSyncVersion.current,
         subcommands: [StatusCommand.self, PurgeCommand.self, ConfigCommand.self]
     )
 

@@ -16,13 +16,17 @@ final class AgentProcess {
     let stdoutPath: String
     let stderrPath: String
 
-    init(_ arguments: [String], outputDirectory: String) throws {
+    /// `environment` entries are added to the test's own environment (e.g. `XDG_CONFIG_HOME`).
+    init(_ arguments: [String], outputDirectory: String, environment: [String: String] = [:]) throws {
         stdoutPath = outputDirectory + "/agent-\(UUID().uuidString).out"
         stderrPath = outputDirectory + "/agent-\(UUID().uuidString).err"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         try process.run()
@@ -49,8 +53,8 @@ final class AgentProcess {
     }
 
     /// Runs to completion and returns the exit status.
-    static func run(_ arguments: [String], outputDirectory: String, timeout: Duration = .seconds(60)) async throws -> (status: Int32?, stdout: String, stderr: String) {
-        let child = try AgentProcess(arguments, outputDirectory: outputDirectory)
+    static func run(_ arguments: [String], outputDirectory: String, environment: [String: String] = [:], timeout: Duration = .seconds(60)) async throws -> (status: Int32?, stdout: String, stderr: String) {
+        let child = try AgentProcess(arguments, outputDirectory: outputDirectory, environment: environment)
         let status = await child.waitForExit(timeout: timeout)
         return (status, child.stdout, child.stderr)
     }
