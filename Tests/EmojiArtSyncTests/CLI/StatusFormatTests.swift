@@ -33,7 +33,7 @@ struct StatusFormatTests {
             return line[line.index(after: colon)...].prefix { $0 == " " }.count + line.distance(from: line.startIndex, to: colon)
         })
         #expect(valueColumns.count == 1, "values start in one column:\n\(text)")
-        #expect(lines.contains { $0.hasPrefix("agent:") && $0.contains("PID 4242, running, up 1h02m") })
+        #expect(lines.contains { $0.hasPrefix("agent:") && $0.contains("PID 4242, running, up 1h2m") })
         #expect(lines.contains { $0.hasPrefix("fetched:") && $0.hasSuffix("3.2 MiB") })
         #expect(lines.contains { $0.hasPrefix("memory cache:") && $0.hasSuffix("900.0 KiB") })
         #expect(lines.contains { $0.hasPrefix("last poll:") && $0.contains("ok, 12s ago (") })
