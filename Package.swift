@@ -29,6 +29,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Layered settings (flags, environment, config file) for the command line. No traits: it then builds
+        // only itself, swift-system and swift-collections' DequeModule (about 50 s of CPU on a clean build).
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
     ],
     targets: [
         // C libraries, found through pkg-config; the providers tell SwiftPM which Debian package to suggest.
@@ -94,6 +97,7 @@ let package = Package(
                 "EmojiArtSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ],
             swiftSettings: swiftSettings
         ),

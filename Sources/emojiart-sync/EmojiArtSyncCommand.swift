@@ -1,13 +1,16 @@
 import ArgumentParser
 import EmojiArtSync
 
-/// The command-line front end. `emojiart-sync status ...` and `emojiart-sync purge ...` talk to a running
-/// agent; anything else is a sync run. They are two parsers because a run's options (`--dir`, ...) would
-/// otherwise swallow the subcommands' options of the same name.
+/// The command-line front end. `emojiart-sync status|purge|config ...` are subcommands; anything else is a
+/// sync run. They are two parsers because a run's options (`--dir`, ...) would otherwise swallow the
+/// subcommands' options of the same name. Completion scripts describe both as one tree (`CompletionTree`).
 @main
 enum Main {
     static func main() async {
-        if let first = CommandLine.arguments.dropFirst().first, ControlCommand.names.contains(first) {
+        let arguments = CommandLine.arguments.dropFirst()
+        if arguments.contains("--generate-completion-script") {
+            await CompletionTree.main()
+        } else if let first = arguments.first, ControlCommand.names.contains(first) {
             await ControlCommand.main()
         } else {
             await EmojiArtSyncCommand.main()
@@ -25,6 +28,7 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
             emojiart-sync status --dir <dir> [--json]
             emojiart-sync purge memory|disk --dir <dir>
             emojiart-sync scrub --dir <dir>
+            emojiart-sync config [<options>]
             """,
         discussion: """
             Mirrors the gallery's feed (GET /gallery/images) into DIR, one PNG per asset URL, named by the \
@@ -32,7 +36,14 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
             (trusted by its recorded stat fingerprint, else verified against the index's SHA-256), then the network (accepted only if the bytes are a \
             valid PNG). The agent's own state lives in DIR/.emojiart-sync/; files it did not write are never \
             modified, moved or deleted. Without --once it keeps running: it watches DIR with inotify and \
-            repairs its files at once, polls the feed every --interval seconds, and answers signals.
+            repairs its files at once, polls the feed every --interval seconds, and answers signals. With \
+            --once on a terminal, a progress line and a summary are drawn on stderr instead of the log lines.
+
+            SETTINGS
+              Each option can also be set in the environment (EMOJIART_SYNC_ and its name: \
+            EMOJIART_SYNC_DIR, EMOJIART_SYNC_MAX_DELETE, ...) or in $XDG_CONFIG_HOME/emojiart-sync/config \
+            (default ~/.config/emojiart-sync/config; key = value lines, e.g. interval = 30). A flag wins \
+            over the environment, which wins over the file. 'emojiart-sync config' shows the result.
 
             SIGNALS
               SIGUSR1  purge the memory cache
@@ -62,12 +73,25 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
 
 /// `emojiart-sync status|purge ...`: commands that talk to the agent running on a directory.
 struct ControlCommand: AsyncParsableCommand {
-    static let names: Set<String> = ["status", "purge", "scrub"]
+    static let names: Set<String> = ["status", "purge", "scrub", "config"]
 
     static let configuration = CommandConfiguration(
         commandName: "emojiart-sync",
         abstract: "Talk to the agent running on a directory.",
         version: EmojiArtSyncVersion.current,
-        subcommands: [StatusCommand.self, PurgeCommand.self, ScrubCommand.self]
+        subcommands: [StatusCommand.self, PurgeCommand.self, ScrubCommand.self, ConfigCommand.self]
     )
+}
+
+/// The whole command line as one tree, a sync run's options plus the subcommands, used only to generate
+/// shell completion scripts (`--generate-completion-script bash|zsh|fish`): neither parser of `Main` alone
+/// describes everything a person can type.
+struct CompletionTree: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emojiart-sync",
+        version: EmojiArtSyncVersion.current,
+        subcommands: [StatusCommand.self, PurgeCommand.self, ConfigCommand.self]
+    )
+
+    @OptionGroup var options: RunOptions
 }

@@ -27,7 +27,7 @@ struct PurgeCommand: AsyncParsableCommand {
     @Argument(help: "memory or disk.")
     var scope: Scope
 
-    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"), completion: .directory)
     var dir: String
 
     @Option(name: .long, help: ArgumentHelp("Seconds to wait for the agent's answer.", valueName: "seconds"))

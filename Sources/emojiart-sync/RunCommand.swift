@@ -9,97 +9,105 @@ import Glibc
 #endif
 
 extension PNGVerification: ExpressibleByArgument {}
+extension LogFormat: ExpressibleByArgument {}
 
-/// The options of a sync run: `emojiart-sync --dir DIR [--once] ...`.
+/// The options of a sync run: `emojiart-sync --dir DIR [--once] ...`. None has a default here: an option not
+/// given falls through to the environment, the config file and then the default (`SettingsResolver`), so
+/// the defaults are stated in the help text, from `RunSetting`.
 struct RunOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The directory to keep in sync (created if missing).", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("The directory to keep in sync (created if missing).", valueName: "dir"), completion: .directory)
     var dir: String?
 
-    @Option(name: .long, help: ArgumentHelp("The gallery's origin.", valueName: "url"))
-    var server: String = "http://localhost:8080"
+    @Option(name: .long, help: ArgumentHelp("The gallery's origin\(Self.defaultText(.server)).", valueName: "url"))
+    var server: String?
 
     @Flag(name: .long, help: "Sync once, then exit with a status that says how complete DIR is.")
     var once = false
 
-    @Option(name: .long, help: ArgumentHelp("Seconds between feed polls (jittered by 10%).", valueName: "seconds"))
-    var interval: Int = 60
+    @Option(name: .long, help: ArgumentHelp("Seconds between feed polls, jittered by 10%\(Self.defaultText(.interval)).", valueName: "seconds"))
+    var interval: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Hours per background scrub pass (every owned file re-read and re-hashed, at most 4 MiB/s); 0 turns it off.", valueName: "hours"))
-    var scrubInterval: Int = 24
+    @Option(name: .long, help: ArgumentHelp("Hours per background scrub pass (every owned file re-read and re-hashed, at most 4 MiB/s); 0 turns it off\(Self.defaultText(.scrubInterval)).", valueName: "hours"))
+    var scrubInterval: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Refuse a poll that would delete more than this percentage of the agent's files, or finds an empty feed (100 = allow).", valueName: "percent"))
-    var maxDelete: Int = 50
+    @Option(name: .long, help: ArgumentHelp("Refuse a poll that would delete more than this percentage of the agent's files, or finds an empty feed; 100 = allow\(Self.defaultText(.maxDelete)).", valueName: "percent"))
+    var maxDelete: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Transfers at once.", valueName: "n"))
-    var concurrency: Int = 8
+    @Option(name: .long, help: ArgumentHelp("Transfers at once\(Self.defaultText(.concurrency)).", valueName: "n"))
+    var concurrency: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Bound of the in-memory cache (e.g. 64M, 1G).", valueName: "size"))
-    var memoryLimit: String = "64M"
+    @Option(name: .long, help: ArgumentHelp("Bound of the in-memory cache, e.g. 64M, 1G\(Self.defaultText(.memoryLimit)).", valueName: "size"))
+    var memoryLimit: String?
 
-    @Option(name: .long, help: ArgumentHelp("How hard to check PNGs: structure (chunks and CRCs) or full (decode every row).", valueName: "level"))
-    var verify: PNGVerification = .structure
+    @Option(name: .long, help: ArgumentHelp("How hard to check PNGs: structure (chunks and CRCs) or full (decode every row)\(Self.defaultText(.verify)).", valueName: "level"))
+    var verify: PNGVerification?
 
-    @Option(name: .long, help: ArgumentHelp("Largest image body accepted (the feed's own limit is 64M).", valueName: "size"))
-    var maxBodySize: String = "4M"
+    @Option(name: .long, help: ArgumentHelp("Largest response body accepted\(Self.defaultText(.maxBodySize)).", valueName: "size"))
+    var maxBodySize: String?
 
-    @Option(name: .long, help: ArgumentHelp("Extra attempts per asset after a transient network failure.", valueName: "n"))
-    var retries: Int = 2
+    @Option(name: .long, help: ArgumentHelp("Extra attempts per asset after a transient network failure\(Self.defaultText(.retries)).", valueName: "n"))
+    var retries: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Log file (default: DIR/.emojiart-sync/sync.log).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("Log file (default: DIR/.emojiart-sync/sync.log).", valueName: "path"), completion: .file())
     var logFile: String?
 
-    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
-    var logLevel: String = "info"
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical\(Self.defaultText(.logLevel)).", valueName: "level"), completion: .list(Logger.Level.allCases.map(\.rawValue)))
+    var logLevel: String?
 
-    @Flag(name: .shortAndLong, help: "Do not copy log lines to stderr.")
+    @Option(name: .long, help: ArgumentHelp("Log lines as logfmt or json (same keys)\(Self.defaultText(.logFormat)).", valueName: "format"))
+    var logFormat: LogFormat?
+
+    @Flag(name: .shortAndLong, help: "Do not copy log lines or draw progress on stderr.")
     var quiet = false
 
     @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; off by default). Unauthenticated: keep it on loopback unless you mean to publish it.", valueName: "host:port"))
     var metricsListen: String?
 
-    func validate() throws {
-        guard let dir, !dir.isEmpty else { throw ValidationError("missing --dir DIR: the directory to keep in sync") }
-        guard interval >= 1 && interval <= 86_400 else { throw ValidationError("--interval must be 1...86400 seconds") }
-        guard scrubInterval >= 0 && scrubInterval <= 24 * 365 else { throw ValidationError("--scrub-interval must be 0...8760 hours") }
-        guard maxDelete >= 0 && maxDelete <= 100 else { throw ValidationError("--max-delete must be 0...100") }
-        guard concurrency >= 1 && concurrency <= 256 else { throw ValidationError("--concurrency must be 1...256") }
-        guard ByteCount.parse(memoryLimit) != nil else { throw ValidationError("--memory-limit: cannot read \"\(memoryLimit)\" as a size") }
-        guard let body = ByteCount.parse(maxBodySize), body > 0 else { throw ValidationError("--max-body-size: cannot read \"\(maxBodySize)\" as a size") }
-        guard retries >= 0 && retries <= 10 else { throw ValidationError("--retries must be 0...10") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \"\(logLevel)\"") }
-        if let metricsListen, MetricsListenAddress(metricsListen) == nil {
-            throw ValidationError("--metrics-listen: cannot read \"\(metricsListen)\" as HOST:PORT (e.g. 127.0.0.1:9464)")
-        }
-        do {
-            _ = try ServerAddress(server)
-        } catch {
-            throw ValidationError("--server: \(error)")
-        }
+    private static func defaultText(_ setting: RunSetting) -> String {
+        setting.defaultValue.map { " (default: \($0))" } ?? ""
     }
 
-    func configuration() throws -> AgentConfiguration {
-        var configuration = AgentConfiguration(directory: SyncDirectory(dir!))
-        configuration.server = try ServerAddress(server)
-        configuration.concurrency = concurrency
-        configuration.memoryLimit = ByteCount.parse(memoryLimit)!
-        configuration.maxBodySize = ByteCount.parse(maxBodySize)!
-        configuration.verification = verify
-        configuration.retries = retries
-        configuration.logFile = logFile
-        configuration.logLevel = Logger.Level(rawValue: logLevel)!
-        configuration.logToStandardError = !quiet
-        configuration.pollInterval = .seconds(interval)
-        configuration.maxDeletePercent = maxDelete
-        configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval * 3600)
-        configuration.metricsListen = metricsListen.flatMap(MetricsListenAddress.init)
-        return configuration
+    /// The options given on the command line, as the config file would spell them.
+    var given: [RunSetting: String] {
+        var given: [RunSetting: String] = [:]
+        given[.dir] = dir
+        given[.server] = server
+        if once { given[.once] = "true" }
+        given[.interval] = interval.map(String.init)
+        given[.maxDelete] = maxDelete.map(String.init)
+        given[.concurrency] = concurrency.map(String.init)
+        given[.memoryLimit] = memoryLimit
+        given[.verify] = verify?.rawValue
+        given[.maxBodySize] = maxBodySize
+        given[.retries] = retries.map(String.init)
+        given[.logFile] = logFile
+        given[.logLevel] = logLevel
+        given[.logFormat] = logFormat?.rawValue
+        if quiet { given[.quiet] = "true" }
+        given[.scrubInterval] = scrubInterval.map(String.init)
+        given[.metricsListen] = metricsListen
+        return given
+    }
+
+    /// Resolves the settings (flags, environment, config file, defaults) and checks them; a problem is a
+    /// usage error (exit 64).
+    func settings() async throws -> (RunSettings, SettingsResolver) {
+        do {
+            let resolver = try await SettingsResolver(flags: given)
+            return (try RunSettings(resolver), resolver)
+        } catch let error as SettingsError {
+            throw ValidationError(error.description)
+        }
     }
 }
 
 /// Runs the agent the options describe: one pass with `--once`, the background agent otherwise.
 enum RunCommand {
     static func run(_ options: RunOptions) async throws {
-        let configuration = try options.configuration()
+        let (settings, _) = try await options.settings()
+        // A live progress line only for a person watching a one-shot run.
+        let progressLine = settings.once && !settings.quiet && ProgressLine.isTerminal() ? ProgressLine() : nil
+        let configuration = settings.agentConfiguration(progressLine: progressLine)
         // Before the lock: `purge` signals whoever holds it, and an untrapped SIGUSR1 would kill this process.
         let trapped = await TrappedSignals.trap()
         let agent: SyncAgent
@@ -112,8 +120,8 @@ enum RunCommand {
             printError("emojiart-sync: \(error)")
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
-        if options.once {
-            try await runOnce(agent, trapped: trapped)
+        if settings.once {
+            try await runOnce(agent, trapped: trapped, progressLine: progressLine)
         } else {
             let background = await BackgroundAgent(agent: agent)
             let metrics = try await startMetricsEndpoint(agent)
@@ -138,7 +146,7 @@ enum RunCommand {
         }
     }
 
-    static func runOnce(_ agent: SyncAgent, trapped: TrappedSignals) async throws {
+    static func runOnce(_ agent: SyncAgent, trapped: TrappedSignals, progressLine: ProgressLine?) async throws {
         let responder = OneShotSignalResponder(agent: agent)
         let answering = Task { await responder.run(trapped) }
         defer {
@@ -150,6 +158,10 @@ enum RunCommand {
             outcome = .success(try await agent.syncOnce())
         } catch {
             outcome = .failure(error)
+        }
+        switch outcome {
+        case .success(let report): progressLine?.finish(summary: ProgressFormat.summary(report))
+        case .failure: progressLine?.finish(summary: "sync failed")
         }
         if let signal = responder.interruptingSignal {
             printError("emojiart-sync: interrupted by \(signal == SIGINT ? "SIGINT" : "SIGTERM"); DIR is partial, run again to finish")

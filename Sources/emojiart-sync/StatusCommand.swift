@@ -10,7 +10,7 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: "Exits 0 when an agent runs on DIR, 1 when none does (the last published status is still shown)."
     )
 
-    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"), completion: .directory)
     var dir: String
 
     @Flag(name: .long, help: "Print the status as JSON, for scripts.")

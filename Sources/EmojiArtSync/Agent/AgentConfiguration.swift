@@ -29,6 +29,10 @@ public struct AgentConfiguration: Sendable {
     public var logToStandardError = true
     /// Where to serve Prometheus metrics (`--metrics-listen`); nil (the default) records nothing.
     public var metricsListen: MetricsListenAddress?
+    /// How each log line is written: logfmt (default) or JSON.
+    public var logFormat: LogFormat = .logfmt
+    /// Called as a pass's accesses complete (the command line's progress line); nil for none.
+    public var onProgress: (@Sendable (SyncProgress) -> Void)?
 
     /// Seconds between feed polls in the background agent, before jitter (±10%).
     public var pollInterval: Duration = .seconds(60)

@@ -30,7 +30,7 @@ public final class SyncAgent: Sendable {
         configuration.directory.removeStaleTemporaryFiles()
         let sink = try LogSink(path: configuration.effectiveLogFile, alsoStandardError: configuration.logToStandardError)
         self.logSink = sink
-        var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logLevel) }
+        var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logLevel, format: configuration.logFormat) }
         logger.logLevel = configuration.logLevel
         self.logger = logger
         var http = HTTPClientConfiguration()
@@ -49,7 +49,8 @@ public final class SyncAgent: Sendable {
         self.database = await ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)
         self.engine = SyncEngine(
-            database: database, fetcher: fetcher, accessWindow: configuration.accessWindow, logger: logger)
+            database: database, fetcher: fetcher, accessWindow: configuration.accessWindow, logger: logger,
+            onProgress: configuration.onProgress)
         try await database.setUp()
     }
 

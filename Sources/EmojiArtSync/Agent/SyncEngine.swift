@@ -12,12 +12,18 @@ public struct SyncEngine: Sendable {
     /// Accesses pending at once.
     public let accessWindow: Int
     private let logger: Logger
+    /// Told after each distinct asset of a pass is done (see `SyncProgress`); the terminal progress line.
+    private let onProgress: (@Sendable (SyncProgress) -> Void)?
 
-    public init(database: ImageDatabase, fetcher: AssetFetcher, accessWindow: Int, logger: Logger) {
+    public init(
+        database: ImageDatabase, fetcher: AssetFetcher, accessWindow: Int, logger: Logger,
+        onProgress: (@Sendable (SyncProgress) -> Void)? = nil
+    ) {
         self.database = database
         self.fetcher = fetcher
         self.accessWindow = accessWindow
         self.logger = logger
+        self.onProgress = onProgress
     }
 
     /// One full pass. Throws only for what makes the whole pass impossible (feed unreachable or unreadable,
@@ -35,13 +41,21 @@ public struct SyncEngine: Sendable {
 
         var succeeded = Set<AssetKey>()
         var failureReasons: [AssetKey: String] = [:]
+        var progress = SyncProgress(done: 0, total: feed.uniqueKeys.count, bytes: 0)
+        onProgress?(progress)
         report.peakAccessesInFlight = await forEachBounded(feed.entries, limit: accessWindow) { [database] key in
             do {
-                return AccessOutcome(key: key, hit: try await database.image(key).1, failure: nil)
+                let (asset, hit) = try await database.image(key)
+                return AccessOutcome(key: key, hit: hit, bytes: asset.size, failure: nil)
             } catch {
-                return AccessOutcome(key: key, hit: nil, failure: String(describing: error))
+                return AccessOutcome(key: key, hit: nil, bytes: 0, failure: String(describing: error))
             }
         } collect: { outcome in
+            if onProgress != nil, !succeeded.contains(outcome.key), failureReasons[outcome.key] == nil {
+                progress.done += 1
+                progress.bytes += outcome.bytes
+                onProgress?(progress)
+            }
             if let hit = outcome.hit {
                 report.hits[hit, default: 0] += 1
                 succeeded.insert(outcome.key)
@@ -74,6 +88,7 @@ public struct SyncEngine: Sendable {
     private struct AccessOutcome: Sendable {
         let key: AssetKey
         let hit: Hit?
+        let bytes: Int
         let failure: String?
     }
 

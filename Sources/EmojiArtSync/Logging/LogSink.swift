@@ -141,7 +141,8 @@ public final class LogSink: Sendable {
         state.lastCheck = .now
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; gives up silently on an error.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

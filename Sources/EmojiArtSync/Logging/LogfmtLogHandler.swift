@@ -1,7 +1,8 @@
 import Foundation
 import Logging
 
-/// A swift-log handler that writes logfmt lines to a `LogSink`.
+/// A swift-log handler that writes one line per event to a `LogSink`: logfmt by default, JSON with
+/// `format: .json` (`--log-format`).
 ///
 /// Value semantics as swift-log requires: level and metadata belong to this handler copy; the sink is shared.
 public struct LogfmtLogHandler: LogHandler {
@@ -9,10 +10,12 @@ public struct LogfmtLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     private let sink: LogSink
+    private let format: LogFormat
 
-    public init(sink: LogSink, level: Logger.Level = .info) {
+    public init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt) {
         self.sink = sink
         self.logLevel = level
+        self.format = format
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -31,9 +34,15 @@ public struct LogfmtLogHandler: LogHandler {
         if let error = event.error {
             merged["error"] = .string(String(describing: error))
         }
-        let fields = LogfmtFormatter.fields(level: event.level, message: event.message.description, metadata: merged)
-        sink.write(
-            line: LogfmtFormatter.line(timestamp: Date(), fields: fields),
-            journalLine: { JournalStream.priorityPrefix(for: event.level) + fields })
+        let priority = JournalStream.priorityPrefix(for: event.level)
+        switch format {
+        case .logfmt:
+            let fields = LogfmtFormatter.fields(level: event.level, message: event.message.description, metadata: merged)
+            sink.write(
+                line: LogfmtFormatter.line(timestamp: Date(), fields: fields), journalLine: { priority + fields })
+        case .json:
+            let line = format.line(timestamp: Date(), level: event.level, message: event.message.description, metadata: merged)
+            sink.write(line: line, journalLine: { priority + line })
+        }
     }
 }

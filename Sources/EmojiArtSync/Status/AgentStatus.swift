@@ -86,7 +86,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
 
     public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // URLs and paths stay readable (`http://...`, not `http:\/\/...`).
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
     }()
@@ -97,30 +98,49 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         return decoder
     }()
 
-    /// The human-readable form `emojiart-sync status` prints.
+    /// The human-readable form `emojiart-sync status` prints: one `key: value` line per fact, the values
+    /// aligned in one column, sizes in KiB/MiB, times as "3m05s ago" with the local clock time.
     public func humanReadable(now: Date = Date()) -> String {
-        let uptime = Int(now.timeIntervalSince(startedAt))
-        var lines = [
-            "agent:      PID \(pid), \(state), up \(Self.duration(uptime))",
-            "directory:  \(directory)",
-            "server:     \(server)",
-            "watching:   \(watching)",
-            "assets:     \(assets.ok) ok, \(assets.missing) missing, \(assets.failing) failing (of \(assets.total) in the feed)",
-            "hits:       memory \(hits.memory), disk \(hits.disk), network \(hits.network)",
-            "repairs:    \(repairs)",
-            "fetched:    \(ByteCount.format(bytesFetched)) (memory cache holds \(ByteCount.format(memoryBytes)))",
+        var rows: [(String, String)] = [
+            ("agent", "PID \(pid), \(state), up \(Self.duration(Int(now.timeIntervalSince(startedAt)))) (since \(Self.clockTime(startedAt)))"),
+            ("directory", directory),
+            ("server", server),
+            ("watching", watching),
+            ("assets", "\(assets.ok) ok, \(assets.missing) missing, \(assets.failing) failing (of \(assets.total) in the feed)"),
+            ("hits", "memory \(hits.memory), disk \(hits.disk), network \(hits.network)"),
+            ("repairs", "\(repairs)"),
+            ("fetched", ByteCount.format(bytesFetched)),
+            ("memory cache", ByteCount.format(memoryBytes)),
         ]
         if let lastPoll {
-            let ago = Int(now.timeIntervalSince(lastPoll.at))
-            lines.append("last poll:  \(lastPoll.result), \(Self.duration(ago)) ago" + (lastPoll.detail.map { " (\($0))" } ?? ""))
+            rows.append(("last poll", "\(lastPoll.result), \(Self.ago(lastPoll.at, now: now))" + (lastPoll.detail.map { " (\($0))" } ?? "")))
         } else {
-            lines.append("last poll:  none yet")
+            rows.append(("last poll", "none yet"))
         }
-        lines.append("last error: \(lastError ?? "none")")
+        rows.append(("last error", lastError ?? "none"))
         if let lastPurge {
-            lines.append("last purge: \(lastPurge.scope), \(lastPurge.entries) entries, \(ByteCount.format(lastPurge.bytes))")
+            rows.append(("last purge", "\(lastPurge.scope), \(lastPurge.entries) entries, \(ByteCount.format(lastPurge.bytes)), \(Self.ago(lastPurge.at, now: now))"))
         }
-        return lines.joined(separator: "\n")
+        rows.append(("updated", Self.ago(updatedAt, now: now)))
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { key, value in
+            (key + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value
+        }.joined(separator: "\n")
+    }
+
+    /// `12s ago (14:03:07)`.
+    static func ago(_ date: Date, now: Date) -> String {
+        "\(duration(Int(now.timeIntervalSince(date)))) ago (\(clockTime(date)))"
+    }
+
+    /// Local wall-clock time, `2026-11-22 14:03:07`.
+    static func clockTime(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 
     static func duration(_ seconds: Int) -> String {

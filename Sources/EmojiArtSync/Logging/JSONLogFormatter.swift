@@ -1,0 +1,49 @@
+import Foundation
+import Logging
+
+/// Renders a log event as one JSON object on one line, with the keys and key order of `LogfmtFormatter`:
+/// `{"ts":"...","level":"info","msg":"...","event":"...",<metadata sorted by key>}`. Every value is a
+/// string, as in logfmt, so a reader can switch formats without changing a query.
+public enum JSONLogFormatter {
+    public static func line(
+        timestamp: Date,
+        level: Logger.Level,
+        message: String,
+        metadata: Logger.Metadata
+    ) -> String {
+        var fields: [(String, String)] = [
+            ("ts", LogfmtFormatter.timestampString(timestamp)), ("level", level.rawValue),
+        ]
+        if !message.isEmpty {
+            fields.append(("msg", message))
+        }
+        if let event = metadata["event"] {
+            fields.append(("event", event.description))
+        }
+        for key in metadata.keys.sorted() where key != "event" {
+            fields.append((key, metadata[key]!.description))
+        }
+        return "{" + fields.map { "\(quote($0.0)):\(quote($0.1))" }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string literal. Control characters are escaped, so one event is always one line; `/` is not.
+    public static func quote(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// One setting of a sync run, named as its long option: what it is called in each place it can be given
+/// (`--max-delete`, `EMOJIART_SYNC_MAX_DELETE`, `max-delete = ...` in the config file) and its default.
+/// The one table `SettingsResolver`, `RunSettings` and `config` work from.
+enum RunSetting: String, CaseIterable, Sendable {
+    case dir, server, once, interval
+    case scrubInterval = "scrub-interval"
+    case maxDelete = "max-delete"
+    case concurrency
+    case memoryLimit = "memory-limit"
+    case verify
+    case maxBodySize = "max-body-size"
+    case retries
+    case logFile = "log-file"
+    case logLevel = "log-level"
+    case logFormat = "log-format"
+    case quiet
+    case metricsListen = "metrics-listen"
+
+    var option: String { "--" + rawValue }
+
+    /// `EMOJIART_SYNC_` and the option's name in capitals, dashes as underscores; this is also what
+    /// swift-configuration's environment provider derives from the key `emojiart-sync.<name>`.
+    var environmentVariable: String {
+        "EMOJIART_SYNC_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// The default, as it would be written in the config file; nil when there is none (`dir`) or it is
+    /// derived from another setting (`log-file`: DIR/.emojiart-sync/sync.log).
+    var defaultValue: String? {
+        switch self {
+        case .dir, .logFile, .metricsListen: nil
+        case .server: "http://localhost:8080"
+        case .once, .quiet: "false"
+        case .interval: "60"
+        case .scrubInterval: "24"
+        case .maxDelete: "50"
+        case .concurrency: "8"
+        case .memoryLimit: "64M"
+        case .verify: "structure"
+        case .maxBodySize: "4M"
+        case .retries: "2"
+        case .logLevel: "info"
+        case .logFormat: "logfmt"
+        }
+    }
+}

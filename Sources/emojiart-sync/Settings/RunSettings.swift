@@ -1,0 +1,123 @@
+import EmojiArtPNG
+import EmojiArtSync
+import Logging
+
+/// The resolved settings of a sync run, checked and typed: what `SettingsResolver` found, turned into an
+/// `AgentConfiguration`. A bad value is a usage error that names where it came from
+/// (`--interval must be 1...86400 seconds (EMOJIART_SYNC_INTERVAL=0)`).
+struct RunSettings {
+    var directory: String
+    var server: ServerAddress
+    var once: Bool
+    var interval: Int
+    var scrubInterval: Int
+    var maxDelete: Int
+    var concurrency: Int
+    var memoryLimit: Int
+    var verify: PNGVerification
+    var maxBodySize: Int
+    var retries: Int
+    var logFile: String?
+    var logLevel: Logger.Level
+    var logFormat: LogFormat
+    var quiet: Bool
+    var metricsListen: MetricsListenAddress?
+
+    init(_ resolver: SettingsResolver) throws(SettingsError) {
+        func text(_ setting: RunSetting) -> (value: String?, source: String) {
+            let resolved = resolver.resolve(setting)
+            let source = resolved.source == .default ? "default"
+                : resolved.source == .flag ? "\(setting.option) \(resolved.value ?? "")"
+                : resolved.source == .environment ? "\(setting.environmentVariable)=\(resolved.value ?? "")"
+                : "\(setting.rawValue) = \(resolved.value ?? "") in \(resolver.configFile)"
+            return (resolved.value, source)
+        }
+        func integer(_ setting: RunSetting, _ range: ClosedRange<Int>, _ unit: String) throws(SettingsError) -> Int {
+            let (value, source) = text(setting)
+            guard let value, let number = Int(value), range.contains(number) else {
+                throw SettingsError("\(setting.option) must be \(range.lowerBound)...\(range.upperBound)\(unit) (\(source))")
+            }
+            return number
+        }
+        func size(_ setting: RunSetting, minimum: Int) throws(SettingsError) -> Int {
+            let (value, source) = text(setting)
+            guard let value, let bytes = ByteCount.parse(value), bytes >= minimum else {
+                throw SettingsError("\(setting.option): cannot read \"\(value ?? "")\" as a size (\(source))")
+            }
+            return bytes
+        }
+        func boolean(_ setting: RunSetting) throws(SettingsError) -> Bool {
+            let (value, source) = text(setting)
+            switch value?.lowercased() {
+            case "1", "true", "yes", "on": return true
+            case nil, "0", "false", "no", "off", "": return false
+            default: throw SettingsError("\(setting.option): expected true or false (\(source))")
+            }
+        }
+        func choice<T: RawRepresentable>(_ setting: RunSetting, _ type: T.Type, _ known: [String]) throws(SettingsError) -> T where T.RawValue == String {
+            let (value, source) = text(setting)
+            guard let value, let parsed = T(rawValue: value) else {
+                throw SettingsError("\(setting.option): unknown value \"\(value ?? "")\", expected \(known.joined(separator: ", ")) (\(source))")
+            }
+            return parsed
+        }
+
+        let (dir, _) = text(.dir)
+        guard let dir, !dir.isEmpty else {
+            throw SettingsError("missing --dir DIR: the directory to keep in sync (or \(RunSetting.dir.environmentVariable), or dir = ... in \(resolver.configFile))")
+        }
+        directory = dir
+        let (serverText, serverSource) = text(.server)
+        do {
+            server = try ServerAddress(serverText ?? "")
+        } catch {
+            throw SettingsError("--server: \(error) (\(serverSource))")
+        }
+        once = try boolean(.once)
+        interval = try integer(.interval, 1...86_400, " seconds")
+        scrubInterval = try integer(.scrubInterval, 0...8_760, " hours")
+        maxDelete = try integer(.maxDelete, 0...100, "")
+        concurrency = try integer(.concurrency, 1...256, "")
+        memoryLimit = try size(.memoryLimit, minimum: 0)
+        verify = try choice(.verify, PNGVerification.self, PNGVerification.allCases.map(\.rawValue))
+        maxBodySize = try size(.maxBodySize, minimum: 1)
+        retries = try integer(.retries, 0...10, "")
+        logFile = text(.logFile).value.flatMap { $0.isEmpty ? nil : $0 }
+        logLevel = try choice(.logLevel, Logger.Level.self, Logger.Level.allCases.map(\.rawValue))
+        logFormat = try choice(.logFormat, LogFormat.self, LogFormat.allCases.map(\.rawValue))
+        quiet = try boolean(.quiet)
+        let (listen, listenSource) = text(.metricsListen)
+        if let listen, !listen.isEmpty {
+            guard let address = MetricsListenAddress(listen) else {
+                throw SettingsError("--metrics-listen: cannot read \"\(listen)\" as HOST:PORT, e.g. 127.0.0.1:9464 (\(listenSource))")
+            }
+            metricsListen = address
+        } else {
+            metricsListen = nil
+        }
+    }
+
+    /// The agent's configuration. Log lines go to stderr unless `--quiet`, or unless a progress line is
+    /// drawn there instead (`--once` on a terminal).
+    func agentConfiguration(progressLine: ProgressLine?) -> AgentConfiguration {
+        var configuration = AgentConfiguration(directory: SyncDirectory(directory))
+        configuration.server = server
+        configuration.concurrency = concurrency
+        configuration.memoryLimit = memoryLimit
+        configuration.maxBodySize = maxBodySize
+        configuration.verification = verify
+        configuration.retries = retries
+        configuration.logFile = logFile
+        configuration.logLevel = logLevel
+        configuration.logFormat = logFormat
+        configuration.logToStandardError = !quiet && progressLine == nil
+        configuration.pollInterval = .seconds(interval)
+        configuration.maxDeletePercent = maxDelete
+        configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval * 3600)
+        configuration.metricsListen = metricsListen
+        if let progressLine {
+            configuration.onProgress = { progressLine.update($0) }
+        }
+        return configuration
+    }
+}

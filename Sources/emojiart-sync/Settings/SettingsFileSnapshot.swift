@@ -1,0 +1,62 @@
+import Configuration
+import Foundation
+
+/// The config file (`$XDG_CONFIG_HOME/emojiart-sync/config`) as a swift-configuration file snapshot, read
+/// through its `FileProvider`: `key = value` lines, keys being the long options without `--` (`interval = 30`),
+/// blank lines and `#` comments ignored, a value optionally in double quotes. swift-configuration has no such
+/// format (its `.env` reader matches only upper-case variable names), so the line splitting is here; the
+/// layering, lookups and provenance are the library's. An unknown key or a line without `=` is an error with
+/// its line number: a typo must not be silently ignored by a daemon.
+struct SettingsFileSnapshot: FileConfigSnapshot {
+    struct ParsingOptions: FileParsingOptions {
+        static var `default`: ParsingOptions { ParsingOptions() }
+    }
+
+    /// A line the file format does not allow.
+    struct LineError: Error, CustomStringConvertible {
+        let line: Int
+        let problem: String
+        var description: String { "line \(line): \(problem)" }
+    }
+
+    let providerName: String
+    let values: [String: String]
+
+    init(data: RawSpan, providerName: String, parsingOptions: ParsingOptions) throws {
+        self.providerName = providerName
+        let text = data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        var values: [String: String] = [:]
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw LineError(line: index + 1, problem: "expected key = value, found \"\(line)\"")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
+            guard RunSetting(rawValue: key) != nil else {
+                let known = RunSetting.allCases.map(\.rawValue).joined(separator: ", ")
+                throw LineError(line: index + 1, problem: "unknown key \"\(key)\" (known: \(known))")
+            }
+            values[key] = value
+        }
+        self.values = values
+    }
+
+    func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
+        let name = key.components.joined(separator: ".")
+        guard let value = values[name] else { return LookupResult(encodedKey: name, value: nil) }
+        guard type == .string else {
+            throw LineError(line: 0, problem: "\(name) is read as text, not as \(type.rawValue)")
+        }
+        return LookupResult(encodedKey: name, value: ConfigValue(.string(value), isSecret: false))
+    }
+
+    var description: String { "\(providerName)[\(values.count) values]" }
+    var debugDescription: String {
+        "\(providerName)[" + values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + "]"
+    }
+}

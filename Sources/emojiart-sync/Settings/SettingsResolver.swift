@@ -1,0 +1,107 @@
+import Configuration
+import Foundation
+import Synchronization
+
+/// Resolves every `RunSetting` through swift-configuration, first match wins: the flags given on the command
+/// line, then the environment (`EMOJIART_SYNC_*`), then the config file, then the default. Remembers which
+/// of these answered each setting, for `emojiart-sync config`.
+struct SettingsResolver {
+    /// Where a setting's value came from.
+    enum Source: String, Sendable {
+        case flag, environment, file, `default`
+    }
+
+    /// A setting's effective value (nil when it has none) and where it came from, said the way a person
+    /// would look for it: `--interval`, `EMOJIART_SYNC_INTERVAL`, the file's path, or `default`.
+    struct Resolved: Sendable, Equatable {
+        var value: String?
+        var source: Source
+        var origin: String
+    }
+
+    let configFile: String
+    let configFileExists: Bool
+    private let reader: ConfigReader
+    private let recorder: ProvenanceRecorder
+    private let sources: [String: Source]
+
+    /// `$XDG_CONFIG_HOME/emojiart-sync/config`, or `~/.config/emojiart-sync/config` when that is unset.
+    static func configFilePath(environment: [String: String]) -> String {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            return xdg + "/emojiart-sync/config"
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.config/emojiart-sync/config"
+    }
+
+    /// Reads the config file (a missing one is empty). Throws when it is malformed, naming path and line.
+    init(flags: [RunSetting: String], environment: [String: String] = ProcessInfo.processInfo.environment) async throws {
+        configFile = Self.configFilePath(environment: environment)
+        configFileExists = FileManager.default.fileExists(atPath: configFile)
+        let flagValues = Dictionary(uniqueKeysWithValues: flags.map { setting, value in
+            (AbsoluteConfigKey([setting.rawValue]), ConfigValue(.string(value), isSecret: false))
+        })
+        let flagProvider = InMemoryProvider(name: "flags", values: flagValues)
+        let environmentProvider = EnvironmentVariablesProvider(environmentVariables: environment)
+            .prefixKeys(with: ConfigKey(["emojiart-sync"]))
+        let fileProvider: FileProvider<SettingsFileSnapshot>
+        do {
+            fileProvider = try await FileProvider<SettingsFileSnapshot>(config: ConfigReader(provider: InMemoryProvider(values: [
+                "filePath": ConfigValue(.string(configFile), isSecret: false),
+                "allowMissing": true,
+            ])))
+        } catch {
+            throw SettingsError("\(configFile): \(error)")
+        }
+        sources = [
+            flagProvider.providerName: .flag,
+            environmentProvider.providerName: .environment,
+            fileProvider.providerName: .file,
+        ]
+        recorder = ProvenanceRecorder()
+        reader = ConfigReader(providers: [flagProvider, environmentProvider, fileProvider], accessReporter: recorder)
+    }
+
+    /// The effective value of `setting` and its source.
+    func resolve(_ setting: RunSetting) -> Resolved {
+        let key = ConfigKey([setting.rawValue])
+        guard let value = reader.string(forKey: key) else {
+            return Resolved(value: setting.defaultValue, source: .default, origin: "default")
+        }
+        let answered = recorder.provider(of: AbsoluteConfigKey(key))
+        switch answered.flatMap({ sources[$0] }) ?? .default {
+        case .flag: return Resolved(value: value, source: .flag, origin: setting.option)
+        case .environment: return Resolved(value: value, source: .environment, origin: setting.environmentVariable)
+        case .file: return Resolved(value: value, source: .file, origin: configFile)
+        case .default: return Resolved(value: value, source: .default, origin: "default")
+        }
+    }
+
+    /// Every setting, in the table's order.
+    func resolveAll() -> [(RunSetting, Resolved)] {
+        RunSetting.allCases.map { ($0, resolve($0)) }
+    }
+}
+
+/// Settings that cannot be used: a malformed config file, or a value out of range (with where it came from).
+struct SettingsError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Records, for each key read, the name of the provider that supplied its value: swift-configuration reports
+/// every provider's answer to an access reporter, in the order they were asked.
+private final class ProvenanceRecorder: AccessReporter {
+    private let answered = Mutex<[AbsoluteConfigKey: String]>([:])
+
+    func report(_ event: AccessEvent) {
+        let provider = event.providerResults.first { result in
+            (try? result.result.get().value) != nil
+        }?.providerName
+        answered.withLock { $0[event.metadata.key] = provider }
+    }
+
+    func provider(of key: AbsoluteConfigKey) -> String? {
+        answered.withLock { $0[key] }
+    }
+}

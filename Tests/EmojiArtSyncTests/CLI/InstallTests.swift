@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+/// `make install` puts binaries, man pages, completions and units where a Linux system looks for them, under
+/// DESTDIR; `make uninstall` takes exactly those away again.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct InstallTests {
+    @Test func installLandsEverythingAndUninstallRemovesIt() throws {
+        let make = try #require(RepositoryFiles.tool("make"), "make is not installed")
+        let destination = TemporaryDirectory("install")
+        let variables = ["DESTDIR=\(destination.path)", "PREFIX=/usr", "BUILD_DIR=\(RepositoryFiles.buildDirectory)"]
+        let install = try RepositoryFiles.run(make, ["install"] + variables)
+        #expect(install.status == 0, "\(install.output)")
+
+        let expected = [
+            "usr/bin/emojiart-gallery", "usr/bin/emojiart-sync",
+            "usr/lib/systemd/user/emojiart-sync.service",
+            "usr/share/bash-completion/completions/emojiart-sync",
+            "usr/share/fish/vendor_completions.d/emojiart-sync.fish",
+            "usr/share/man/man1/emojiart-gallery.1", "usr/share/man/man1/emojiart-sync.1",
+            "usr/share/zsh/site-functions/_emojiart-sync",
+        ]
+        let landed = files(under: destination.path)
+        for path in expected {
+            #expect(landed.contains(path), "\(path) not installed; landed: \(landed)")
+        }
+        let units = try FileManager.default.contentsOfDirectory(atPath: RepositoryFiles.root + "/contrib/systemd")
+        #expect(landed.count == expected.count - 1 + units.count, "\(landed)")
+        #expect(FileManager.default.isExecutableFile(atPath: destination.file("usr/bin/emojiart-sync")))
+        let unit = try String(contentsOfFile: destination.file("usr/lib/systemd/user/emojiart-sync.service"), encoding: .utf8)
+        #expect(unit.contains("\nExecStart=/usr/bin/emojiart-sync "), "\(unit)")
+        let bash = try String(contentsOfFile: destination.file("usr/share/bash-completion/completions/emojiart-sync"), encoding: .utf8)
+        #expect(bash.contains("--max-delete") && bash.contains("purge"))
+
+        let uninstall = try RepositoryFiles.run(make, ["uninstall"] + variables)
+        #expect(uninstall.status == 0, "\(uninstall.output)")
+        #expect(files(under: destination.path).isEmpty, "left behind: \(files(under: destination.path))")
+    }
+
+    /// Regular files under `root`, relative to it, sorted.
+    private func files(under root: String) -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
+        var found: [String] = []
+        while let path = walker.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                found.append(path)
+            }
+        }
+        return found.sorted()
+    }
+}

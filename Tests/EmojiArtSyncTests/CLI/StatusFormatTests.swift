@@ -1,0 +1,41 @@
+import EmojiArtSync
+import Foundation
+import Testing
+
+/// `status --json` keeps URLs and paths readable; plain `status` reads at a glance.
+struct StatusFormatTests {
+    private func sample() throws -> AgentStatus {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var status = AgentStatus(pid: 4242, startedAt: now.addingTimeInterval(-3725), directory: "/home/me/emoji", server: "http://127.0.0.1:8080")
+        status.assets.total = 26
+        status.assets.ok = 25
+        status.assets.missing = 1
+        status.hits.network = 26
+        status.bytesFetched = 3 * 1024 * 1024 + 200 * 1024
+        status.memoryBytes = 900 * 1024
+        let poll = #"{"at": "2027-01-15T07:59:48Z", "result": "ok"}"#
+        status.lastPoll = try AgentStatus.decoder.decode(AgentStatus.Poll.self, from: Data(poll.utf8))
+        return status
+    }
+
+    @Test func jsonDoesNotEscapeSlashes() throws {
+        let json = String(decoding: try AgentStatus.encoder.encode(try sample()), as: UTF8.self)
+        #expect(json.contains("\"http://127.0.0.1:8080\"") && json.contains("\"/home/me/emoji\""), "\(json)")
+        #expect(!json.contains("\\/"))
+        #expect(try AgentStatus.decoder.decode(AgentStatus.self, from: Data(json.utf8)) == (try sample()))
+    }
+
+    @Test func plainStatusIsAlignedWithHumanSizesAndTimes() throws {
+        let text = try sample().humanReadable(now: Date(timeIntervalSince1970: 1_800_000_000))
+        let lines = text.split(separator: "\n").map(String.init)
+        let valueColumns = Set(lines.map { line in
+            let colon = line.firstIndex(of: ":")!
+            return line[line.index(after: colon)...].prefix { $0 == " " }.count + line.distance(from: line.startIndex, to: colon)
+        })
+        #expect(valueColumns.count == 1, "values start in one column:\n\(text)")
+        #expect(lines.contains { $0.hasPrefix("agent:") && $0.contains("PID 4242, running, up 1h2m") })
+        #expect(lines.contains { $0.hasPrefix("fetched:") && $0.hasSuffix("3.2 MiB") })
+        #expect(lines.contains { $0.hasPrefix("memory cache:") && $0.hasSuffix("900.0 KiB") })
+        #expect(lines.contains { $0.hasPrefix("last poll:") && $0.contains("ok, 12s ago (") })
+    }
+}
