@@ -11,18 +11,8 @@ public enum JSONLogFormatter {
         message: String,
         metadata: Logger.Metadata
     ) -> String {
-        var fields: [(String, String)] = [
-            ("ts", LogfmtFormatter.timestampString(timestamp)), ("level", level.rawValue),
-        ]
-        if !message.isEmpty {
-            fields.append(("msg", message))
-        }
-        if let event = metadata["event"] {
-            fields.append(("event", event.description))
-        }
-        for key in metadata.keys.sorted() where key != "event" {
-            fields.append((key, metadata[key]!.description))
-        }
+        let fields = [("ts", LogfmtFormatter.timestampString(timestamp))]
+            + LogfmtFormatter.orderedFields(level: level, message: message, metadata: metadata).map { ($0.key, $0.value) }
         return "{" + fields.map { "\(quote($0.0)):\(quote($0.1))" }.joined(separator: ",") + "}"
     }
 

@@ -25,17 +25,23 @@ public enum LogfmtFormatter {
 
     /// The line without its timestamp, `level=info msg="..." ...`: what the journal gets (it stamps lines).
     public static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        var out = "level=\(level.rawValue)"
-        if !message.isEmpty {
-            out += " msg=\(quote(message))"
-        }
-        if let event = metadata["event"] {
-            out += " event=\(quote(event.description))"
-        }
+        orderedFields(level: level, message: message, metadata: metadata)
+            .map { "\(sanitizeKey($0.key))=\(quote($0.value))" }
+            .joined(separator: " ")
+    }
+
+    /// An event's keys and values in the order every log format writes them: `level`, `msg` (when not
+    /// empty), `event`, then the rest of the metadata sorted by key. The JSON format uses the same order.
+    public static func orderedFields(
+        level: Logger.Level, message: String, metadata: Logger.Metadata
+    ) -> [(key: String, value: String)] {
+        var fields: [(key: String, value: String)] = [("level", level.rawValue)]
+        if !message.isEmpty { fields.append(("msg", message)) }
+        if let event = metadata["event"] { fields.append(("event", event.description)) }
         for key in metadata.keys.sorted() where key != "event" {
-            out += " \(sanitizeKey(key))=\(quote(metadata[key]!.description))"
+            fields.append((key, metadata[key]!.description))
         }
-        return out
+        return fields
     }
 
     /// Quotes a value when logfmt needs it; plain tokens stay bare so lines read naturally.
