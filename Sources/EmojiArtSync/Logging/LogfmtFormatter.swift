@@ -50,6 +50,13 @@ public enum LogfmtFormatter {
             scalar == " " || scalar == "=" || scalar == "\"" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
         }
         guard needsQuotes else { return value }
+        return quoted(value, escapingLineSeparators: false)
+    }
+
+    /// `value` in double quotes with `"`, `\`, CR, LF, tab and control characters escaped, so that one event is
+    /// always one line; with `escapingLineSeparators`, U+2028 and U+2029 too (JSON readers in JavaScript need
+    /// it). The one escaper of both log formats.
+    static func quoted(_ value: String, escapingLineSeparators: Bool) -> String {
         var escaped = "\""
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -59,7 +66,9 @@ public enum LogfmtFormatter {
             case "\r": escaped += "\\r"
             case "\t": escaped += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                if scalar.value < 0x20 || scalar.value == 0x7F
+                    || (escapingLineSeparators && (scalar.value == 0x2028 || scalar.value == 0x2029))
+                {
                     escaped += String(format: "\\u%04x", scalar.value)
                 } else {
                     escaped.unicodeScalars.append(scalar)
