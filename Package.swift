@@ -79,7 +79,7 @@ let package = Package(
             dependencies: [
                 "CurlHTTP", "EmojiArtPNG", "CShims", "CCrypto", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // The opt-in Prometheus endpoint (--metrics-listen): swift-metrics API, its Prometheus backend,

@@ -1,3 +1,4 @@
+import Foundation
 import EmojiArtPNG
 import Logging
 
@@ -198,7 +199,7 @@ public final class ImageDatabase {
             logAccess(key, hit: .disk, asset: asset)
             return (asset, .disk)
         case .notStored:
-            break
+            try refuseUnusableAnswerOnRecord(key)
         case .damaged(let reason):
             noteRepair(of: key, reason: reason)
         }
@@ -207,14 +208,39 @@ public final class ImageDatabase {
 
     private func loadFromNetwork(_ key: AssetKey) async throws -> (Asset, Hit) {
         try refuseTakenPath(key)  // no fetch for a path the agent could not write anyway
-        guard case .fetched(let asset, let validators) = try await fetcher.fetchAsset(key, validators: nil) else {
+        let fetch: AssetFetch
+        do {
+            fetch = try await fetcher.fetchAsset(key, validators: nil)
+        } catch {
+            if ImageLoader.answeredButUnusable(error) {
+                try? index.recordUnusableAnswer(
+                    UnusableAnswer(tag: feedTags[key], reason: String(describing: error), answeredAt: Date()), for: key)
+            }
+            throw error
+        }
+        guard case .fetched(let asset, let validators) = fetch else {
             throw SyncError(.server, "\(fetcher.server.url(for: key)) answered 304 to an unconditional request")
         }
+        if index.unusableAnswer(for: key) != nil { try? index.forgetUnusableAnswer(for: key) }
         networkFetches += 1
         bytesFetched += asset.size
         try await store(asset, tag: feedTags[key], validators: validators)
         logAccess(key, hit: .network, asset: asset)
         return (asset, .network)
+    }
+
+    /// Throws when the index records that `key`'s URL answered with something that is not an image, under the
+    /// tag the feed gives it now, less than `RetryPolicy.unusableAnswer` ago: asking again would get the same.
+    private func refuseUnusableAnswerOnRecord(_ key: AssetKey) throws(UnusableAnswerOnRecord) {
+        guard let answer = index.unusableAnswer(for: key), answer.tag == feedTags[key] else { return }
+        let retryAt = answer.answeredAt.addingTimeInterval(loader.retryPolicy.unusableAnswer.seconds)
+        if retryAt > Date() { throw UnusableAnswerOnRecord(key: key, answer: answer, retryAt: retryAt) }
+    }
+
+    /// Forgets every remembered failure, in memory and in the index, so the next access of each asks again.
+    public func forgetFailures() async {
+        await loader.forgetFailures()
+        try? index.forgetUnusableAnswers()
     }
 
     /// Why a recorded file could not be used.
@@ -536,7 +562,11 @@ public final class ImageDatabase {
         var metadata: Logger.Metadata = [
             "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(String(describing: error)),
         ]
-        if error is ImageLoader.RememberedFailure { metadata["remembered"] = "true" } else { fetcher.metrics.failure(error) }
+        if error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord {
+            metadata["remembered"] = "true"
+        } else {
+            fetcher.metrics.failure(error)
+        }
         logger.warning("asset unavailable", metadata: metadata)
     }
 }

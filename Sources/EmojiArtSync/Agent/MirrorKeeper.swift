@@ -131,6 +131,7 @@ public final class MirrorKeeper {
         }
         if feedFailures > 0 {
             // The gallery is back: whatever failed while it was away is worth trying now, not at its backoff.
+            // (Answers on record that were not images stay: the outage did not change them.)
             await loader.forgetFailures()
         }
         feedFailures = 0
@@ -320,7 +321,7 @@ public final class MirrorKeeper {
 
     /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
     public func forgetFailures() async {
-        await loader.forgetFailures()
+        await database.forgetFailures()
     }
 
     /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).

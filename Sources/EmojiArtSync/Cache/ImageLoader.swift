@@ -1,3 +1,4 @@
+import Foundation
 import EmojiArtPNG
 
 /// The memory layer: a byte-bounded LRU of assets, de-duplication of loads in flight, and a memory of
@@ -40,7 +41,8 @@ public actor ImageLoader {
     private var inFlight: [AssetKey: InFlight] = [:]
     private var failures: [AssetKey: Failure] = [:]
     private var nextLoadID: UInt64 = 0
-    private let retryPolicy: RetryPolicy
+    /// How long failures are remembered.
+    public nonisolated let retryPolicy: RetryPolicy
     private let now: @Sendable () -> ContinuousClock.Instant
 
     /// Accesses answered from memory, including those that joined a load in flight.
@@ -105,8 +107,14 @@ public actor ImageLoader {
         case .failure(let error):
             if !(error is CancellationError) {
                 let attempts = (failures[key]?.attempts ?? 0) + 1
-                let delay = Self.answeredButUnusable(error)
-                    ? retryPolicy.unusableAnswerDelay : retryPolicy.delay(afterAttempt: attempts)
+                let delay: Duration
+                if let onRecord = error as? UnusableAnswerOnRecord {
+                    delay = .seconds(max(0, onRecord.retryAt.timeIntervalSinceNow))
+                } else if Self.answeredButUnusable(error) {
+                    delay = retryPolicy.unusableAnswerDelay
+                } else {
+                    delay = retryPolicy.delay(afterAttempt: attempts)
+                }
                 failures[key] = Failure(error: error, attempts: attempts, retryAt: now().advanced(by: delay))
             }
             throw error
@@ -118,7 +126,7 @@ public actor ImageLoader {
     /// short backoff): asking again in two seconds will get the same answer, so such a failure
     /// waits `RetryPolicy.unusableAnswerDelay` instead of the transient backoff. A changed feed, `SIGHUP` or
     /// the gallery coming back after an outage retries it sooner.
-    private static func answeredButUnusable(_ error: any Error) -> Bool {
+    static func answeredButUnusable(_ error: any Error) -> Bool {
         guard let error = error as? SyncError, error.code == .invalidImage else { return false }
         return (error.underlying as? PNGDefect)?.kind == .notPNG
     }

@@ -18,6 +18,11 @@ import Glibc
 /// until `checkpoint()` (called at the end of a pass and on stop). A lost row is safe: the file looks like the
 /// user's until the next access proves it byte-identical to the server's and adopts it.
 ///
+/// A second table remembers items whose URL answered with something that is not an image (the book's `200`
+/// with a JSON error), with the feed tag they had, so a later run does not ask for them again before
+/// `RetryPolicy.unusableAnswer` has passed or the server changed their tag. It was added without a version
+/// change: an index of version 1 without it gets it when opened.
+///
 /// A database that is corrupt or of another schema version is moved aside and rebuilt empty (adoption then
 /// brings the files back under the agent's care); a `manifest.json` from earlier versions is imported once.
 @SyncActor
@@ -31,6 +36,9 @@ public final class AssetIndex {
     private let deleteByName: SQLiteConnection.Statement
     private let selectAll: SQLiteConnection.Statement
     private let selectPage: SQLiteConnection.Statement
+    private let selectUnusable: SQLiteConnection.Statement
+    private let upsertUnusable: SQLiteConnection.Statement
+    private let deleteUnusable: SQLiteConnection.Statement
 
     /// Rows in the index, kept as rows change (never counted by a query after `open`).
     public private(set) var count: Int
@@ -56,6 +64,12 @@ public final class AssetIndex {
                 mtime_ns INTEGER,
                 ctime_ns INTEGER
             ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS unusable_answers(
+                key TEXT PRIMARY KEY NOT NULL,
+                tag TEXT,
+                reason TEXT NOT NULL,
+                answered_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
             PRAGMA user_version=\(Self.schemaVersion);
             """)
         selectByName = try connection.prepare(
@@ -70,6 +84,10 @@ public final class AssetIndex {
         updateFingerprint = try connection.prepare(
             "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ? WHERE name = ?")
         deleteByName = try connection.prepare("DELETE FROM files WHERE name = ?")
+        selectUnusable = try connection.prepare("SELECT tag, reason, answered_at FROM unusable_answers WHERE key = ?")
+        upsertUnusable = try connection.prepare(
+            "INSERT OR REPLACE INTO unusable_answers(key, tag, reason, answered_at) VALUES (?, ?, ?, ?)")
+        deleteUnusable = try connection.prepare("DELETE FROM unusable_answers WHERE key = ?")
         count = Int(try connection.integer("SELECT count(*) FROM files"))
     }
 
@@ -213,10 +231,39 @@ public final class AssetIndex {
         count -= 1
     }
 
-    /// Forgets every file.
+    /// Forgets every file, and every unusable answer.
     public func removeAll() throws(SyncError) {
-        try connection.execute("DELETE FROM files")
+        try connection.execute("DELETE FROM files; DELETE FROM unusable_answers")
         count = 0
+    }
+
+    // MARK: - Answers that were not images
+
+    /// The last unusable answer recorded for `key` (the server answered, with something that is not a PNG).
+    public func unusableAnswer(for key: AssetKey) -> UnusableAnswer? {
+        defer { selectUnusable.reset() }
+        guard (try? selectUnusable.bind(.text(key.rawValue)).step()) == true else { return nil }
+        return UnusableAnswer(
+            tag: selectUnusable.optionalText(0), reason: selectUnusable.text(1),
+            answeredAt: Date(timeIntervalSince1970: TimeInterval(selectUnusable.int64(2))))
+    }
+
+    /// Records that `key`'s URL answered with something that is not an image, under feed tag `tag`.
+    public func recordUnusableAnswer(_ answer: UnusableAnswer, for key: AssetKey) throws(SyncError) {
+        try upsertUnusable.bind(
+            .text(key.rawValue), .optional(answer.tag), .text(answer.reason),
+            .integer(Int64(answer.answeredAt.timeIntervalSince1970.rounded(.down)))
+        ).run()
+    }
+
+    /// Forgets the unusable answer of `key` (it was stored since, or should be asked for again).
+    public func forgetUnusableAnswer(for key: AssetKey) throws(SyncError) {
+        try deleteUnusable.bind(.text(key.rawValue)).run()
+    }
+
+    /// Forgets every unusable answer: the next access of each asks the server again.
+    public func forgetUnusableAnswers() throws(SyncError) {
+        try connection.execute("DELETE FROM unusable_answers")
     }
 
     /// Moves the write-ahead log into the database file and syncs it: after this, every change so far is
@@ -252,5 +299,18 @@ public struct IndexEntry: Sendable, Equatable {
         self.etag = etag
         self.lastModified = lastModified
         self.fingerprint = fingerprint
+    }
+}
+
+/// An item's URL answered, but not with an image: when, under which feed tag, and what was wrong.
+public struct UnusableAnswer: Sendable, Equatable {
+    public var tag: String?
+    public var reason: String
+    public var answeredAt: Date
+
+    public init(tag: String?, reason: String, answeredAt: Date) {
+        self.tag = tag
+        self.reason = reason
+        self.answeredAt = answeredAt
     }
 }

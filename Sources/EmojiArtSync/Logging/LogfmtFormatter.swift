@@ -46,8 +46,10 @@ public enum LogfmtFormatter {
 
     /// Quotes a value when logfmt needs it; plain tokens stay bare so lines read naturally.
     public static func quote(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.unicodeScalars.contains { scalar in
-            scalar == " " || scalar == "=" || scalar == "\"" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
+        // Every byte that needs quoting is ASCII, so a walk of the UTF-8 bytes decides (the common case,
+        // a bare token, costs no allocation).
+        let needsQuotes = value.isEmpty || value.utf8.contains { byte in
+            byte == 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte < 0x20 || byte == 0x7F
         }
         guard needsQuotes else { return value }
         return quoted(value, escapingLineSeparators: false)
@@ -79,24 +81,45 @@ public enum LogfmtFormatter {
     }
 
     private static func sanitizeKey(_ key: String) -> String {
+        if !key.isEmpty, key.utf8.allSatisfy(isKeyByte) { return key }  // every key the agent itself writes
         let cleaned = key.unicodeScalars.map { scalar -> Character in
-            let ok = (scalar.value >= 0x30 && scalar.value <= 0x39) || (scalar.value >= 0x41 && scalar.value <= 0x5A)
-                || (scalar.value >= 0x61 && scalar.value <= 0x7A) || scalar == "_" || scalar == "." || scalar == "-"
-            return ok ? Character(scalar) : "_"
+            scalar.isASCII && isKeyByte(UInt8(scalar.value)) ? Character(scalar) : "_"
         }
         return cleaned.isEmpty ? "_" : String(cleaned)
     }
 
-    /// RFC 3339 UTC with milliseconds, e.g. `2026-11-22T03:04:05.123Z`.
+    private static func isKeyByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == 0x5F || byte == 0x2E || byte == 0x2D
+    }
+
+    /// RFC 3339 UTC with milliseconds, e.g. `2026-11-22T03:04:05.123Z`. Built digit by digit, without
+    /// `String(format:)` and its Foundation formatter: it is written for every log line.
     static func timestampString(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
+        let since1970 = date.timeIntervalSince1970
+        var seconds = time_t(since1970.rounded(.down))
+        let millis = min(999, max(0, Int((since1970 - Double(seconds)) * 1000)))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis
-        )
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                text.append(0x30 + UInt8(truncatingIfNeeded: (rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4); text.append(0x2D)  // -
+        digits(Int(parts.tm_mon) + 1, 2); text.append(0x2D)
+        digits(Int(parts.tm_mday), 2); text.append(0x54)  // T
+        digits(Int(parts.tm_hour), 2); text.append(0x3A)  // :
+        digits(Int(parts.tm_min), 2); text.append(0x3A)
+        digits(Int(parts.tm_sec), 2); text.append(0x2E)  // .
+        digits(millis, 3); text.append(0x5A)  // Z
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Thrown instead of asking the server again for an item whose URL recently answered with something that is
+/// not an image (the book's `200` with a JSON error), as recorded in the index by this run or an earlier one.
+///
+/// The record holds until `retryAt`, or until the feed gives the item another tag (the server says its
+/// content changed); `SIGHUP` and a disk purge forget every record. This is what keeps a repeated `--once`
+/// over a gallery with broken items from asking for each of them every time.
+public struct UnusableAnswerOnRecord: Error, Sendable, CustomStringConvertible {
+    public let key: AssetKey
+    public let answer: UnusableAnswer
+    public let retryAt: Date
+
+    public init(key: AssetKey, answer: UnusableAnswer, retryAt: Date) {
+        self.key = key
+        self.answer = answer
+        self.retryAt = retryAt
+    }
+
+    public var description: String {
+        "\(answer.reason) (answered at \(LogfmtFormatter.timestampString(answer.answeredAt)); "
+            + "asked again after \(LogfmtFormatter.timestampString(retryAt)) or when its feed tag changes)"
+    }
+}
