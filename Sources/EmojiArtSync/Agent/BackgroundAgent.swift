@@ -1,6 +1,7 @@
 import CurlHTTP
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
@@ -17,18 +18,22 @@ import Glibc
 /// - `SIGHUP` re-reads the feed, rescans DIR and reopens the log file;
 /// - `SIGTERM`/`SIGINT` stop gracefully (exit 0 within about two seconds); a second one exits at once.
 ///
-/// Structure: one task group of loops that each await something (signals, watcher events, a 250 ms tick)
-/// and hand the work to the `MirrorKeeper` on the `SyncActor`. Blocking C work (inotify reads, curl) runs on
-/// threads of its own inside the watcher and the HTTP client.
+/// Structure: a swift-service-lifecycle `ServiceGroup` of loops (`AgentLoop`), each asleep until something
+/// happens (a signal, watcher events, a deadline, a change to publish), handing the work to the
+/// `MirrorKeeper` on the `SyncActor`. `stop()` (what the first `SIGTERM` does) shuts the group down
+/// gracefully: every loop is cancelled, and with it the loads only it waited for; a shutdown that takes longer
+/// than `maximumStopDuration` is escalated to cancelling the group. Blocking C work (inotify reads, curl)
+/// runs on threads of its own inside the watcher and the HTTP client.
 public final class BackgroundAgent: Sendable {
     public let agent: SyncAgent
     public let keeper: MirrorKeeper
     /// Tells systemd (`Type=notify`) about readiness, reloads, stops and status; silent outside systemd.
     public let notifier: SystemdNotifier
     private let startedAt = Date()
-    private let stopRequested = Atomic<Bool>(false)
-    private let stopSignal: AsyncStream<Void>.Continuation
-    private let stopStream: AsyncStream<Void>
+    /// Whether a stop was asked for, and the group to shut down once `run()` has made it.
+    private let stopping = Mutex<(requested: Bool, group: ServiceGroup?)>((false, nil))
+    /// How long a graceful stop may take before the loops are cancelled outright.
+    public static let maximumStopDuration: Duration = .seconds(10)
     private let watching = Mutex<String>("inotify")
     private let fatal = Mutex<SyncError?>(nil)
     /// The lock taken on a recreated DIR (the original lock file went with the old one).
@@ -43,19 +48,23 @@ public final class BackgroundAgent: Sendable {
         self.keeper = await MirrorKeeper(
             database: agent.database, fetcher: agent.fetcher, loader: agent.loader,
             configuration: agent.configuration, logger: agent.logger)
-        (stopStream, stopSignal) = AsyncStream.makeStream(of: Void.self)
     }
 
     private var logger: Logger { agent.logger }
     private var directory: SyncDirectory { agent.configuration.directory }
 
-    /// Asks the agent to stop gracefully (what `SIGTERM` does).
+    /// Asks the agent to stop gracefully (what `SIGTERM` does); before `run()`, it stops as soon as it starts.
     public func stop() {
-        if !stopRequested.exchange(true, ordering: .acquiringAndReleasing) {
-            stopSignal.yield()
-            stopSignal.finish()
+        let (first, group) = stopping.withLock { state -> (Bool, ServiceGroup?) in
+            defer { state.requested = true }
+            return (!state.requested, state.group)
         }
+        guard first else { return }
+        notifier.stopping()
+        if let group { Task { await group.triggerGracefulShutdown() } }
     }
+
+    private var isStopping: Bool { stopping.withLock { $0.requested } }
 
     /// Runs until stopped. Returns `.success` after a graceful stop, `.fatal` when DIR vanished and could not
     /// be recreated. `trapped`: the signals trapped before the lock was taken (else they are trapped here).
@@ -66,25 +75,33 @@ public final class BackgroundAgent: Sendable {
             "interval": .string(agent.configuration.pollInterval.secondsText),
         ])
         notifier.ready(status: "first pass under way")
-        await withTaskGroup(of: Void.self) { group in
-            if handleSignals {
-                group.addTask { await self.signalLoop(trapped) }
-            }
-            group.addTask { await self.watchLoop() }
-            group.addTask { await self.scheduleLoop() }
-            group.addTask { await self.statusLoop() }
-            group.addTask { await self.diskPurgeLoop() }
-            if agent.configuration.scrubInterval != nil {
-                group.addTask { await self.scrubLoop() }
-            }
-            // systemd's watchdog (when WatchdogSec= is set): a ping only while the sync actor answers.
-            group.addTask { await self.notifier.feedWatchdog { _ = await self.keeper.wakeUps } }
-            for await _ in stopStream {}
-            notifier.stopping()
-            group.cancelAll()
-            // In-flight transfers belong to unstructured loads; failing them ends those loads promptly.
-            agent.client.shutdown()
+        var loops = [
+            AgentLoop("watch") { await self.watchLoop() }, AgentLoop("schedule") { await self.scheduleLoop() },
+            AgentLoop("status") { await self.statusLoop() }, AgentLoop("disk-purge") { await self.diskPurgeLoop() },
+        ]
+        if agent.configuration.scrubInterval != nil { loops.append(AgentLoop("scrub") { await self.scrubLoop() }) }
+        // systemd's watchdog (when WatchdogSec= is set): a ping only while the sync actor answers.
+        loops.append(AgentLoop("watchdog") { await self.notifier.feedWatchdog { _ = await self.keeper.wakeUps } })
+        // Signals first: the group stops its services in reverse order, so a second SIGTERM is heard to the end.
+        if handleSignals { loops.insert(AgentLoop("signals") { await self.signalLoop(trapped) }, at: 0) }
+        var configuration = ServiceGroupConfiguration(
+            // A loop that ends early (the watcher falling back to rescans) leaves the others running.
+            services: loops.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore) },
+            logger: logger)
+        configuration.maximumGracefulShutdownDuration = Self.maximumStopDuration
+        let group = ServiceGroup(configuration: configuration)
+        let stopAtOnce = stopping.withLock { state in
+            state.group = group
+            return state.requested
         }
+        if stopAtOnce { await group.triggerGracefulShutdown() }
+        do {
+            try await group.run()
+        } catch {
+            logger.error("agent loop failed", metadata: ["event": "stop", "error": .string(String(describing: error))])
+        }
+        // Loads whose waiters were cancelled were cancelled with them; this ends any transfer still queued.
+        agent.client.shutdown()
         return await finish()
     }
 
@@ -122,7 +139,7 @@ public final class BackgroundAgent: Sendable {
         for await signal in signals.sequence {
             switch signal {
             case .sigterm, .sigint:
-                if stopRequested.load(ordering: .acquiring) {
+                if isStopping {
                     logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
                     _exit(signal == .sigint ? 130 : 143)
                 }

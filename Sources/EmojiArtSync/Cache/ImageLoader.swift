@@ -35,6 +35,8 @@ public actor ImageLoader {
     private struct InFlight {
         let id: UInt64
         let task: Task<(Asset, Hit), any Error>
+        /// Callers awaiting the load and not cancelled; when the last one is cancelled, so is the load.
+        var waiters = 1
     }
 
     private var memory: MemoryCache
@@ -66,7 +68,8 @@ public actor ImageLoader {
         }
         if let running = inFlight[key] {
             memoryHits += 1
-            let (asset, _) = try await running.task.value
+            inFlight[key]?.waiters += 1
+            let (asset, _) = try await result(of: running, for: key).get()
             return (asset, .memory)
         }
         if let failure = failures[key] {
@@ -83,7 +86,8 @@ public actor ImageLoader {
     public func reload(_ key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
         if let running = inFlight[key] {
             memoryHits += 1
-            return (try await running.task.value.0, .memory)
+            inFlight[key]?.waiters += 1
+            return (try await result(of: running, for: key).get().0, .memory)
         }
         memory.remove(key)
         return try await startLoad(for: key, load: load)
@@ -93,8 +97,9 @@ public actor ImageLoader {
         nextLoadID += 1
         let id = nextLoadID
         let task = Task { try await load() }
-        inFlight[key] = InFlight(id: id, task: task)
-        let result: Result<(Asset, Hit), any Error> = await task.result
+        let running = InFlight(id: id, task: task)
+        inFlight[key] = running
+        let result = await result(of: running, for: key)
         // Reentrancy: a purge or a newer load may have replaced our entry while we awaited.
         if inFlight[key]?.id == id {
             inFlight[key] = nil
@@ -120,6 +125,26 @@ public actor ImageLoader {
             throw error
         }
     }
+
+    /// Awaits a load in flight as one of its waiters. A waiter whose task is cancelled stops counting, and when
+    /// no waiter is left the load is cancelled (its transfer ends) instead of running on for nobody.
+    private func result(of load: InFlight, for key: AssetKey) async -> Result<(Asset, Hit), any Error> {
+        await withTaskCancellationHandler {
+            await load.task.result
+        } onCancel: {
+            Task { await self.waiterCancelled(key: key, loadID: load.id) }
+        }
+    }
+
+    private func waiterCancelled(key: AssetKey, loadID: UInt64) {
+        guard var running = inFlight[key], running.id == loadID else { return }
+        running.waiters -= 1
+        inFlight[key] = running
+        if running.waiters <= 0 { running.task.cancel() }
+    }
+
+    /// Loads in flight that are being waited for (for tests and `status`).
+    public var loadsInFlight: Int { inFlight.count }
 
     /// Whether the server answered, but with something that is not an image at all (no PNG signature: the
     /// book's `200` with a JSON error for `N % 10 == 0`; a damaged PNG may be a transfer fault and keeps the

@@ -27,6 +27,46 @@ import Testing
         #expect(await loader.memoryHits == 49)
     }
 
+    @Test(.timeLimit(.minutes(1))) func aLoadIsCancelledWhenEveryCallerWaitingForItIsCancelledAndNotBefore() async throws {
+        let loader = ImageLoader(memoryLimit: 1 << 20)
+        let asset = try makeAsset(3, size: 10)
+        let started = Counter()
+        let cancelled = Counter()
+        let release = AsyncStream<Void>.makeStream()
+        // A load that runs until it is released or cancelled (a transfer in flight).
+        let load: ImageLoader.Load = {
+            started.increment()
+            for await _ in release.stream {}
+            if Task.isCancelled {
+                cancelled.increment()
+                throw CancellationError()
+            }
+            return (asset, .network)
+        }
+        let first = Task { try await loader.asset(for: asset.key, load: load) }
+        let second = Task { try await loader.asset(for: asset.key, load: load) }
+        try #require(await eventually { await loader.memoryHits == 1 }, "the second caller never joined the load")
+
+        // One of two callers gives up: the load goes on for the other.
+        first.cancel()
+        let third = Task { try await loader.asset(for: asset.key, load: load) }
+        try #require(await eventually { await loader.memoryHits == 2 })
+        #expect(cancelled.value == 0)
+        #expect(await loader.loadsInFlight == 1)
+
+        // The rest give up too: nobody waits, so the load itself is cancelled and ends.
+        second.cancel()
+        third.cancel()
+        for caller in [first, second, third] {
+            await #expect(throws: CancellationError.self) { try await caller.value }
+        }
+        #expect(cancelled.value == 1)
+        #expect(started.value == 1)
+        #expect(await loader.loadsInFlight == 0)
+        #expect(await loader.failureCount == 0, "a cancelled load is not a failure to remember")
+        release.continuation.finish()
+    }
+
     @Test func aFailureIsRememberedUntilItsRetryTimeThenTriedAgain() async throws {
         let clock = Mutex(ContinuousClock.now)
         let loader = ImageLoader(
