@@ -146,6 +146,9 @@ enum RunCommand {
         }
     }
 
+    /// How many missing assets a `--once` run names on stderr before it says how many more there are.
+    static let missingShown = 20
+
     static func runOnce(_ agent: SyncAgent, trapped: TrappedSignals, progressLine: ProgressLine?) async throws {
         let responder = OneShotSignalResponder(agent: agent)
         let answering = Task { await responder.run(trapped) }
@@ -177,11 +180,12 @@ enum RunCommand {
         }
         if !report.isComplete {
             printError("emojiart-sync: \(report.available) of \(report.uniqueAssets) assets synced; missing:")
-            for failure in report.failures {
-                printError("  \(failure.key): \(failure.reason)")
-            }
-            for rejection in report.rejected {
-                printError("  \(rejection.url): \(rejection)")
+            // The first few, sorted; the log has a line for every one (a large gallery can miss thousands).
+            let lines = report.failures.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.reason)" }
+                + report.rejected.map { "  \($0.url): \($0)" }
+            for line in lines.prefix(Self.missingShown) { printError(line) }
+            if lines.count > Self.missingShown {
+                printError("  ... and \(lines.count - Self.missingShown) more (every one is in the log: grep result=failed)")
             }
         }
         let status = ExitStatus.of(report)

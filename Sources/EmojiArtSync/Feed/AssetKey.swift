@@ -12,6 +12,10 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// The path and query, always starting with a single `/`.
     public let rawValue: String
 
+    /// The name of the key's file in the sync directory (`AssetFileName`), worked out once, when the key is
+    /// accepted: every access logs it and looks the index up by it.
+    public let fileName: String
+
     /// Why a feed URL was refused.
     public struct Rejection: Error, Sendable, Equatable, CustomStringConvertible {
         public let url: String
@@ -19,31 +23,59 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
         public var description: String { "feed url refused (\(reason))" }
     }
 
-    /// Accepts `url` from the feed, or says why not.
+    /// Accepts `url` from the feed, or says why not. One pass over the bytes: a feed lists every key three
+    /// times, and a large gallery has a hundred thousand of them.
     public init(feedURL url: String) throws(Rejection) {
         func reject(_ reason: String) -> Rejection { Rejection(url: url, reason: reason) }
-        guard !url.isEmpty else { throw reject("empty") }
-        guard url.utf8.count <= Self.maximumLength else { throw reject("longer than \(Self.maximumLength) bytes") }
-        for byte in url.utf8 {
+        let bytes = url.utf8
+        guard !bytes.isEmpty else { throw reject("empty") }
+        guard bytes.count <= Self.maximumLength else { throw reject("longer than \(Self.maximumLength) bytes") }
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: "."), question = UInt8(ascii: "?")
+        var window: (UInt8, UInt8, UInt8) = (0, 0, 0)  // the last three bytes, lower-cased
+        var percentEncoded = false, dotSegment = false, doubleDot = false
+        var inQuery = false
+        var segment = (length: 0, dots: 0)
+        for byte in bytes {
             if byte < 0x21 || byte > 0x7E { throw reject("whitespace, control or non-ASCII character") }
             if byte == UInt8(ascii: "\\") { throw reject("backslash") }
             if byte == UInt8(ascii: "#") { throw reject("fragment") }
+            window = (window.1, window.2, byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+            if window.0 == UInt8(ascii: "%"),
+                [(0x32, 0x65), (0x32, 0x66), (0x35, 0x63), (0x30, 0x30)].contains(where: { $0 == (window.1, window.2) })
+            {
+                percentEncoded = true  // %2e %2f %5c %00
+            }
+            if window.1 == dot && window.2 == dot { doubleDot = true }
+            if !inQuery {
+                if byte == slash || byte == question {
+                    dotSegment = dotSegment || Self.isDotSegment(segment)
+                    segment = (0, 0)
+                    inQuery = byte == question
+                } else {
+                    segment.length += 1
+                    if byte == dot { segment.dots += 1 }
+                }
+            }
         }
-        guard url.hasPrefix("/") else {
+        if !inQuery { dotSegment = dotSegment || Self.isDotSegment(segment) }
+        guard bytes.first == slash else {
             throw reject(url.contains("://") ? "absolute URL: only paths on the configured server are fetched" : "does not start with /")
         }
         guard !url.hasPrefix("//") else { throw reject("scheme-relative URL names another host") }
-        let lowered = url.lowercased()
-        if lowered.contains("%2e") || lowered.contains("%2f") || lowered.contains("%5c") || lowered.contains("%00") {
-            throw reject("percent-encoded dot, slash, backslash or NUL")
-        }
-        let path = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        if path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == ".." || $0 == "." }) {
-            throw reject("dot segment in path")
-        }
-        if url.contains("..") { throw reject("contains ..") }
+        if percentEncoded { throw reject("percent-encoded dot, slash, backslash or NUL") }
+        if dotSegment { throw reject("dot segment in path") }
+        if doubleDot { throw reject("contains ..") }
         self.rawValue = url
+        self.fileName = AssetFileName.derive(from: url)
     }
+
+    /// `.` or `..` as a whole path segment.
+    private static func isDotSegment(_ segment: (length: Int, dots: Int)) -> Bool {
+        (segment.length == 1 || segment.length == 2) && segment.dots == segment.length
+    }
+
+    public static func == (lhs: AssetKey, rhs: AssetKey) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     public var description: String { rawValue }
 

@@ -17,7 +17,7 @@ final class SQLiteConnection {
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
-            throw SyncError(.system, "cannot open the index \(path): \(message)", path: path)
+            throw SyncError(.system, "cannot open the index \(path): \(message)", path: path, underlying: SQLiteStatus(code: status))
         }
         self.handle = db
         self.path = path
@@ -70,7 +70,7 @@ final class SQLiteConnection {
 
     fileprivate func error(_ what: String, status: Int32) -> SyncError {
         let detail = String(cString: sqlite3_errmsg(handle))
-        return SyncError(.system, "index \(path): \(what): \(detail) (sqlite \(status))", path: path)
+        return SyncError(.system, "index \(path): \(what): \(detail) (sqlite \(status))", path: path, underlying: SQLiteStatus(code: status))
     }
 
     /// A compiled statement. Bind values by 1-based index, `step` through rows, read columns by 0-based index;
@@ -141,4 +141,16 @@ enum SQLiteValue {
 
     static func optional(_ text: String?) -> SQLiteValue { text.map(SQLiteValue.text) ?? .null }
     static func optional(_ number: Int64?) -> SQLiteValue { number.map(SQLiteValue.integer) ?? .null }
+}
+
+/// An SQLite result code, kept under the `SyncError` it caused, so that callers can tell a damaged database
+/// from one they merely could not use now.
+struct SQLiteStatus: Error, Sendable {
+    let code: Int32
+
+    /// The file says nothing about the database's health: it is busy, locked, unreadable or unwritable (for now).
+    var isAboutAccessNotContent: Bool {
+        [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY,
+         SQLITE_NOMEM, SQLITE_AUTH].contains(code & 0xFF)
+    }
 }

@@ -24,12 +24,15 @@ public struct LogfmtLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() {
-            merged.merge(provided) { _, new in new }
-        }
-        if let extra = event.metadata {
-            merged.merge(extra) { _, new in new }
+        // The common case, an event's own metadata and nothing to merge it with, costs no copy.
+        var merged = metadata.isEmpty && metadataProvider == nil ? event.metadata ?? [:] : metadata
+        if !metadata.isEmpty || metadataProvider != nil {
+            if let provided = metadataProvider?.get() {
+                merged.merge(provided) { _, new in new }
+            }
+            if let extra = event.metadata {
+                merged.merge(extra) { _, new in new }
+            }
         }
         if let error = event.error {
             merged["error"] = .string(String(describing: error))

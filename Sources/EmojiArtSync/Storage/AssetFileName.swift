@@ -14,13 +14,18 @@ public enum AssetFileName {
     public static let fileExtension = ".png"
     private static let maximumSegmentLength = 24
 
-    /// The file name for `key`.
+    /// The file name for `key` (worked out when the key was accepted).
     public static func name(for key: AssetKey) -> String {
-        if let simple = bookName(for: key.rawValue) {
+        key.fileName
+    }
+
+    /// The file name for an accepted key's raw value.
+    static func derive(from key: String) -> String {
+        if let simple = bookName(for: key) {
             return simple + fileExtension
         }
-        let hex = SHA256Digest.hex(of: Array(key.rawValue.utf8))
-        let readable = String(bookMapping(key.rawValue).prefix(48))
+        let hex = SHA256Digest.hex(of: Array(key.utf8))
+        let readable = String(bookMapping(key).prefix(48))
         let stem = readable.isEmpty ? "asset-\(hex.prefix(32))" : "asset-\(readable)-\(hex.prefix(32))"
         return stem + fileExtension
     }

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Testing
 
@@ -49,6 +49,30 @@ struct AssetIndexTests {
         }
         #expect(logLines(dir.path).contains { $0.contains("event=index") })
         #expect(try await rowKeys(in: dir.path).count == gallery.validNumbers.count, "every file adopted again")
+    }
+
+    @Test func anIndexThatIsOnlyBusyIsNeitherMovedAsideNorRebuilt() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("busy-index")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        let index = dir.file(".emojiart-sync/index.sqlite3")
+
+        // Someone holds the index's write lock (a person in `sqlite3` with a transaction open, say).
+        let path = dir.path
+        try await whileWriteLocked(index) {
+            await #expect(throws: SyncError.self) { _ = try await gallery.syncOnce(dir: path) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: index + ".corrupt"), "a busy index is not a corrupt one")
+        #expect(!logLines(dir.path).contains { $0.contains("event=index") })
+
+        // Once it is free, the files are still the agent's: nothing is adopted again or fetched.
+        gallery.server.resetCounts()
+        let report = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(report.isComplete)
+        #expect(report.hits[.disk] == gallery.validNumbers.count)
+        #expect(gallery.server.imageRequestCount == 0)
+        #expect(!logLines(dir.path).contains { $0.contains("event=adopt") })
     }
 
     @Test func anOldManifestIsImportedOnceAndItsFilesStayTheAgents() async throws {
@@ -103,6 +127,15 @@ struct AssetIndexTests {
 
     private func inode(_ path: String) throws -> Int {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int)
+    }
+
+    /// Runs `body` while a second connection holds the write lock of the index at `path`.
+    @SyncActor
+    private func whileWriteLocked(_ path: String, _ body: @Sendable () async throws -> Void) async throws {
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("BEGIN EXCLUSIVE")
+        try await body()
+        try connection.execute("ROLLBACK")
     }
 
     @SyncActor

@@ -39,6 +39,22 @@ struct CommandLineTests {
         #expect(help.status == 0 && help.stdout.contains("SIGUSR2") && help.stdout.contains("--max-delete"))
     }
 
+    @Test func aOnceRunMissingManyAssetsNamesTheFirstTwentyAndCountsTheRest() async throws {
+        let out = TemporaryDirectory("cli-out")
+        let gallery = try await GalleryFixture(count: 300)  // 30 error items
+        let dir = TemporaryDirectory("cli-many-missing")
+        let run = try await AgentProcess.run(["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        await gallery.stop()
+        #expect(run.status == ExitStatus.partial.rawValue)
+        let named = run.stderr.split(separator: "\n").filter { $0.hasPrefix("  /gallery/image?") }
+        #expect(named.count == 20, "\(run.stderr)")
+        #expect(run.stderr.contains("... and 10 more"), "\(run.stderr)")
+        let failedKeys = Set(logLines(dir.path).filter { $0.contains("result=failed") }.compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("key=") }
+        })
+        #expect(failedKeys.count == 30, "the log names every one")
+    }
+
     @Test func aSecondAgentOnTheSameDirectoryIsRefusedWithTheFirstOnesPID() async throws {
         let gallery = try await GalleryFixture(count: 3)
         let out = TemporaryDirectory("lock-out")
