@@ -40,14 +40,20 @@ public struct GalleryFeed: Sendable {
         var entries: [AssetKey] = []
         var rejections: [AssetKey.Rejection] = []
         var tags: [AssetKey: String] = [:]
-        var unique = Set<String>()
+        // Each distinct url is checked (and its file name worked out) once: the feed lists every item three times.
+        var accepted: [String: AssetKey] = [:]
         entries.reserveCapacity(items.count)
         for item in items {
             do {
-                let key = try AssetKey(feedURL: item.url)
-                unique.insert(key.rawValue)
-                if unique.count > maximumUniqueAssets {
-                    throw SyncError(.feed, "feed lists more than \(maximumUniqueAssets) unique assets; refusing it")
+                let key: AssetKey
+                if let known = accepted[item.url] {
+                    key = known
+                } else {
+                    key = try AssetKey(feedURL: item.url)
+                    accepted[item.url] = key
+                    if accepted.count > maximumUniqueAssets {
+                        throw SyncError(.feed, "feed lists more than \(maximumUniqueAssets) unique assets; refusing it")
+                    }
                 }
                 entries.append(key)
                 if tags[key] == nil { tags[key] = item.checksum }
