@@ -180,7 +180,7 @@ public final class ImageDatabase {
     public func refetch(_ key: AssetKey) async throws -> Asset {
         do {
             let (asset, hit) = try await loader.reload(key) { [self] in
-                try await self.loadFromNetwork(key)
+                try await self.loadForRefetch(key)
             }
             if hit == .memory { logAccess(key, hit: hit, asset: asset) }
             return asset
@@ -203,6 +203,13 @@ public final class ImageDatabase {
         case .damaged(let reason):
             noteRepair(of: key, reason: reason)
         }
+        return try await loadFromNetwork(key)
+    }
+
+    /// A refetch of a key with no file goes to the network unless its answer is on record as not an image
+    /// (a repair of a stored file always does).
+    private func loadForRefetch(_ key: AssetKey) async throws -> (Asset, Hit) {
+        if !isStored(key) { try refuseUnusableAnswerOnRecord(key) }
         return try await loadFromNetwork(key)
     }
 

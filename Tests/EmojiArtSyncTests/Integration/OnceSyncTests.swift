@@ -100,6 +100,13 @@ struct OnceSyncTests {
         #expect(ExitStatus.of(warm) == .partial)
         #expect(logLines(dir.path).contains { $0.contains("result=failed") && $0.contains("remembered=true") })
 
+        // The background agent's first pass honours the same records.
+        let agent = try await gallery.startAgent(dir: dir)
+        let passed = await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=ok") } }
+        #expect(await agent.stop() == .success)
+        try #require(passed, "the agent's first pass did not end")
+        #expect(gallery.server.imageRequestCount == 0, "the agent asked for an answer on record")
+
         // Once the record's time is up, they are asked for again.
         _ = try await gallery.syncOnce(dir: dir.path) { $0.retryPolicy = RetryPolicy(unusableAnswer: .zero) }
         #expect(gallery.errorNumbers.allSatisfy { gallery.server.requestCount(path: "/gallery/image?\($0)") == 1 })
