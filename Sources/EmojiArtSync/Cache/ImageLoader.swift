@@ -26,12 +26,6 @@ public actor ImageLoader {
         }
     }
 
-    private struct Failure {
-        var error: any Error
-        var attempts: Int
-        var retryAt: ContinuousClock.Instant
-    }
-
     private struct InFlight {
         let id: UInt64
         let task: Task<(Asset, Hit), any Error>
@@ -41,7 +35,7 @@ public actor ImageLoader {
 
     private var memory: MemoryCache
     private var inFlight: [AssetKey: InFlight] = [:]
-    private var failures: [AssetKey: Failure] = [:]
+    private var failures = FailureLedger()
     private var nextLoadID: UInt64 = 0
     /// How long failures are remembered.
     public nonisolated let retryPolicy: RetryPolicy
@@ -107,7 +101,7 @@ public actor ImageLoader {
         switch result {
         case .success(let loaded):
             memory.insert(loaded.0)
-            failures[key] = nil
+            failures.forget(key)
             return loaded
         case .failure(let error):
             if !(error is CancellationError) {
@@ -120,7 +114,7 @@ public actor ImageLoader {
                 } else {
                     delay = retryPolicy.delay(afterAttempt: attempts)
                 }
-                failures[key] = Failure(error: error, attempts: attempts, retryAt: now().advanced(by: delay))
+                failures.record(.init(error: error, attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
             }
             throw error
         }
@@ -165,7 +159,7 @@ public actor ImageLoader {
 
     /// Forgets the remembered failure of `key`, so the next access tries again at once.
     public func forgetFailure(_ key: AssetKey) {
-        failures[key] = nil
+        failures.forget(key)
     }
 
     /// Forgets every remembered failure (the gallery is back, or the user asked for a rescan).
@@ -176,7 +170,7 @@ public actor ImageLoader {
     /// Keys whose remembered failure has reached its retry time.
     public func keysDueForRetry() -> [AssetKey] {
         let current = now()
-        return failures.filter { $0.value.retryAt <= current }.map(\.key).sorted()
+        return failures.dueKeys(at: current)
     }
 
     public var cachedBytes: Int { memory.totalBytes }
@@ -184,5 +178,5 @@ public actor ImageLoader {
     /// Keys whose last access failed and that wait for their retry.
     public var failureCount: Int { failures.count }
     /// When the earliest remembered failure may be retried (nil when none is remembered).
-    public var nextRetryAt: ContinuousClock.Instant? { failures.values.lazy.map(\.retryAt).min() }
+    public var nextRetryAt: ContinuousClock.Instant? { failures.earliestRetryAt() }
 }

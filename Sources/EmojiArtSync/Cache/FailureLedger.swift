@@ -1,0 +1,56 @@
+/// The failures the memory layer remembers, each with the time after which its key may be tried again, and
+/// the earliest of those times kept as failures come and go.
+///
+/// The scheduler asks "is any retry due, and when is the next one?" every time it wakes; with ten thousand
+/// items that answer no image (a large gallery's error items), walking them all for that was over half the CPU
+/// of an agent polling a 100,000-asset gallery (perf). Here a question about a time before the earliest retry costs nothing, and the
+/// earliest is found again by a walk only after the failure holding it went away.
+struct FailureLedger {
+    struct Failure {
+        var error: any Error
+        var attempts: Int
+        var retryAt: ContinuousClock.Instant
+    }
+
+    private var failures: [AssetKey: Failure] = [:]
+    /// The earliest `retryAt`; nil with no failures, or when it must be found again (`isEarliestKnown`).
+    private var earliest: ContinuousClock.Instant?
+    private var isEarliestKnown = true
+
+    subscript(key: AssetKey) -> Failure? { failures[key] }
+
+    var count: Int { failures.count }
+    var keys: [AssetKey] { Array(failures.keys) }
+
+    mutating func record(_ failure: Failure, for key: AssetKey) {
+        forget(key)
+        failures[key] = failure
+        if isEarliestKnown { earliest = earliest.map { min($0, failure.retryAt) } ?? failure.retryAt }
+    }
+
+    mutating func forget(_ key: AssetKey) {
+        guard let removed = failures.removeValue(forKey: key) else { return }
+        if isEarliestKnown, removed.retryAt == earliest { isEarliestKnown = false }
+    }
+
+    mutating func removeAll() {
+        failures.removeAll()
+        earliest = nil
+        isEarliestKnown = true
+    }
+
+    /// When the earliest remembered failure may be retried (nil when none is remembered).
+    mutating func earliestRetryAt() -> ContinuousClock.Instant? {
+        if !isEarliestKnown {
+            earliest = failures.values.lazy.map(\.retryAt).min()
+            isEarliestKnown = true
+        }
+        return earliest
+    }
+
+    /// Keys whose retry time is `now` or earlier, sorted; nothing is walked when none can be.
+    mutating func dueKeys(at now: ContinuousClock.Instant) -> [AssetKey] {
+        guard let earliest = earliestRetryAt(), earliest <= now else { return [] }
+        return failures.filter { $0.value.retryAt <= now }.map(\.key).sorted()
+    }
+}
