@@ -80,7 +80,7 @@ public final class ImageDatabase {
     public func setFeed(_ keys: [AssetKey], tags: [AssetKey: String]) {
         feedKeySet = Set(keys)
         feedTags = tags
-        storedInFeed = keys.reduce(0) { $0 + (isStored($1) ? 1 : 0) }
+        storedInFeed = index.batch { keys.reduce(0) { $0 + (isStored($1) ? 1 : 0) } }
         changes.ring()
     }
 
@@ -89,16 +89,23 @@ public final class ImageDatabase {
     /// imported from an old manifest) takes the feed's tag as it is. One index lookup per key of the feed.
     public func staleKeys() -> [AssetKey] {
         var stale: [AssetKey] = []
-        for (key, tag) in feedTags {
-            guard var entry = index.entry(for: key), entry.tag != tag else { continue }
-            if entry.tag == nil {
-                entry.tag = tag
-                _ = try? index.put(entry)
-            } else {
-                stale.append(key)
+        index.batch {
+            for (key, tag) in feedTags {
+                guard var entry = index.entry(for: key), entry.tag != tag else { continue }
+                if entry.tag == nil {
+                    entry.tag = tag
+                    _ = try? index.put(entry)
+                } else {
+                    stale.append(key)
+                }
             }
         }
         return stale.sorted()
+    }
+
+    /// The keys among `keys` that have no file in the index (one transaction for the whole sweep).
+    public func unstoredKeys(among keys: [AssetKey]) -> [AssetKey] {
+        index.batch { keys.filter { !isStored($0) } }
     }
 
     /// Fetches `key` again because its feed tag changed: conditionally (`If-None-Match`/`If-Modified-Since`
@@ -303,7 +310,7 @@ public final class ImageDatabase {
         let path = directory.path(ofAsset: name)
         let fingerprint = FileFingerprint.of(path)
         if let fingerprint, fingerprint == entry.fingerprint { return .trusted }
-        guard let key = try? AssetKey(feedURL: entry.key) else { return .damaged(.corrupt) }
+        guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else { return .damaged(.corrupt) }
         let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
         filesRead += 1
         // Reentrancy: a purge or another write may have changed the row while we read.
@@ -481,12 +488,17 @@ public final class ImageDatabase {
 
     /// The key recorded for file `name`, if the agent owns it.
     public func ownedKey(forFileNamed name: String) -> AssetKey? {
-        index.entry(named: name).flatMap { try? AssetKey(feedURL: $0.key) }
+        index.entry(named: name).flatMap { try? AssetKey(indexedURL: $0.key, fileName: $0.name) }
     }
 
     /// Every key the agent owns a file for. Walks the index: for polls and purges, not per access.
     public var ownedKeys: [AssetKey] {
-        index.allEntries().compactMap { try? AssetKey(feedURL: $0.key) }.sorted()
+        index.allEntries().compactMap { try? AssetKey(indexedURL: $0.key, fileName: $0.name) }.sorted()
+    }
+
+    /// The names of every file the agent owns. Walks the index.
+    public var ownedFileNames: [String] {
+        index.allEntries().map(\.name)
     }
 
     /// How many files the agent owns.
@@ -535,7 +547,7 @@ public final class ImageDatabase {
     private func releaseTakenPath(_ name: String) {
         guard let entry = index.entry(named: name) else { return }
         _ = try? index.remove(named: name)
-        guard let key = try? AssetKey(feedURL: entry.key) else { return }
+        guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else { return }
         if feedKeySet.contains(key) { storedInFeed -= 1 }
         changes.ring()
         // Reported now (once, through the ledger): the path is someone else's until they free it.

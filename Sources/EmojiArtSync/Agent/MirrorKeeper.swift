@@ -103,7 +103,7 @@ public final class MirrorKeeper {
         let feed: GalleryFeed
         do {
             let conditional = fullPassRequested || feedKeys.isEmpty ? nil : feedValidators
-            switch try await fetcher.fetchFeed(validators: conditional) {
+            switch try await fetcher.fetchFeed(validators: conditional, known: feedKeys) {
             case .notModified:
                 feedFailures = 0
                 scheduleNextPoll()
@@ -140,6 +140,7 @@ public final class MirrorKeeper {
                 "event": "reject", "url": .string(rejection.url), "reason": .string(rejection.reason),
             ])
         }
+        if Task.isCancelled { return }  // the agent is stopping: the next start polls again
         let removal = await removeItemsGoneFromFeed(feed)
         feedKeys = feed.uniqueKeys
         database.setFeed(feedKeys, tags: feed.tags)
@@ -147,15 +148,16 @@ public final class MirrorKeeper {
             fullPassRequested = false
             await access(feed.entries)
         }
+        if Task.isCancelled { return }
         await refresh(database.staleKeys())
         // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and every owned file
         // is checked (an lstat each, a hash only if it changed): the poll is the safety net for anything the
         // watcher could not see or a repair could not finish.
-        var missing: [AssetKey] = []
-        for key in feed.uniqueKeys where !database.isStored(key) { missing.append(key) }
-        await refetch(missing, reason: nil)
+        if Task.isCancelled { return }
+        await refetch(database.unstoredKeys(among: feed.uniqueKeys), reason: nil)
         rescanAll()
         await checkPending()
+        if Task.isCancelled { return }
         scheduleNextPoll()
         lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
         logger.info("feed poll", metadata: [
@@ -253,7 +255,7 @@ public final class MirrorKeeper {
 
     /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated).
     public func rescanAll() {
-        for key in database.ownedKeys { pendingChecks.insert(AssetFileName.name(for: key)) }
+        pendingChecks.formUnion(database.ownedFileNames)
     }
 
     public var hasPendingChecks: Bool { !pendingChecks.isEmpty }
@@ -270,6 +272,7 @@ public final class MirrorKeeper {
             var missing: [AssetKey] = []
             var corrupt: [AssetKey] = []
             for name in names.sorted() {
+                if Task.isCancelled { return }  // stopping: the next start checks everything anyway
                 guard let key = database.ownedKey(forFileNamed: name) else { continue }
                 if repairing.contains(key) {
                     checksAfterRepair.insert(name)

@@ -26,6 +26,20 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// Accepts `url` from the feed, or says why not. One pass over the bytes: a feed lists every key three
     /// times, and a large gallery has a hundred thousand of them.
     public init(feedURL url: String) throws(Rejection) {
+        try Self.validate(url)
+        self.rawValue = url
+        self.fileName = AssetFileName.derive(from: url)
+    }
+
+    /// A key read back from the agent's own index: checked like a feed url, with the file name its row records
+    /// (derived when the file was written) instead of deriving it again for every row of a large index.
+    public init(indexedURL url: String, fileName: String) throws(Rejection) {
+        try Self.validate(url)
+        self.rawValue = url
+        self.fileName = fileName
+    }
+
+    private static func validate(_ url: String) throws(Rejection) {
         func reject(_ reason: String) -> Rejection { Rejection(url: url, reason: reason) }
         let bytes = url.utf8
         guard !bytes.isEmpty else { throw reject("empty") }
@@ -65,8 +79,6 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
         if percentEncoded { throw reject("percent-encoded dot, slash, backslash or NUL") }
         if dotSegment { throw reject("dot segment in path") }
         if doubleDot { throw reject("contains ..") }
-        self.rawValue = url
-        self.fileName = AssetFileName.derive(from: url)
     }
 
     /// `.` or `..` as a whole path segment.

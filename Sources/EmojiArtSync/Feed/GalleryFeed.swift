@@ -29,8 +29,8 @@ public struct GalleryFeed: Sendable {
         self.tags = tags
     }
 
-    /// Decodes a feed body.
-    public static func decode(_ body: [UInt8]) throws(SyncError) -> GalleryFeed {
+    /// Decodes a feed body. Urls among `known` (the keys of the last feed) are not checked again.
+    public static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
         let items: [FeedItem]
         do {
             items = try JSONDecoder().decode([FeedItem].self, from: Data(body))
@@ -41,31 +41,29 @@ public struct GalleryFeed: Sendable {
         var rejections: [AssetKey.Rejection] = []
         var tags: [AssetKey: String] = [:]
         // Each distinct url is checked (and its file name worked out) once: the feed lists every item three times.
-        var accepted: [String: AssetKey] = [:]
+        var accepted = Dictionary(known.map { ($0.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
         entries.reserveCapacity(items.count)
         for item in items {
-            do {
-                let key: AssetKey
-                if let known = accepted[item.url] {
-                    key = known
-                } else {
+            let key: AssetKey
+            if let known = accepted[item.url] {
+                key = known
+            } else {
+                do {
                     key = try AssetKey(feedURL: item.url)
-                    accepted[item.url] = key
-                    if accepted.count > maximumUniqueAssets {
-                        throw SyncError(.feed, "feed lists more than \(maximumUniqueAssets) unique assets; refusing it")
-                    }
+                } catch {
+                    rejections.append(error)
+                    continue
                 }
-                entries.append(key)
-                if tags[key] == nil { tags[key] = item.checksum }
-            } catch let rejection as AssetKey.Rejection {
-                rejections.append(rejection)
-            } catch let error as SyncError {
-                throw error
-            } catch {
-                throw SyncError(.feed, "feed item refused: \(error)")
+                accepted[item.url] = key
             }
+            entries.append(key)
+            if tags[key] == nil { tags[key] = item.checksum }
         }
-        return GalleryFeed(entries: entries, rejections: rejections, tags: tags)
+        let feed = GalleryFeed(entries: entries, rejections: rejections, tags: tags)
+        guard feed.uniqueKeys.count <= maximumUniqueAssets else {
+            throw SyncError(.feed, "feed lists more than \(maximumUniqueAssets) unique assets; refusing it")
+        }
+        return feed
     }
 
     private static func describe(_ error: any Error) -> String {

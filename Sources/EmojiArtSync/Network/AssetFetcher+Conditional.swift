@@ -8,9 +8,10 @@ extension AssetFetcher {
     /// The feed has its own size limit, ``GalleryFeed/maximumBodySize``, independent of the
     /// client's (`--max-body-size`, sized for images); a larger feed is refused with a
     /// `SyncError` of code `.feed` that says so. Any status but 200 and 304 throws
-    /// ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request.
+    /// ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request. Urls among `known`
+    /// (the last feed's keys) are taken as they are instead of being checked again.
     @concurrent
-    public func fetchFeed(validators: HTTPValidators?) async throws -> FeedFetch {
+    public func fetchFeed(validators: HTTPValidators?, known: [AssetKey] = []) async throws -> FeedFetch {
         let url = server.feedURL
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let response: HTTPResponse
@@ -29,7 +30,7 @@ extension AssetFetcher {
             throw error
         }
         if response.status == 304 { return .notModified }
-        return .changed(try GalleryFeed.decode(response.body), HTTPValidators(headers: response.headers))
+        return .changed(try GalleryFeed.decode(response.body, known: known), HTTPValidators(headers: response.headers))
     }
 
     /// Fetches one asset, conditionally when `validators` are given and not empty: a `304 Not
