@@ -154,7 +154,9 @@ public final class MirrorKeeper {
         // is checked (an lstat each, a hash only if it changed): the poll is the safety net for anything the
         // watcher could not see or a repair could not finish.
         if Task.isCancelled { return }
-        await refetch(database.unstoredKeys(among: feed.uniqueKeys), reason: nil)
+        // Keys whose last attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
+        let waiting = Set(await loader.failingKeys)
+        await refetch(database.unstoredKeys(among: feed.uniqueKeys).filter { !waiting.contains($0) }, reason: nil)
         rescanAll()
         await checkPending()
         if Task.isCancelled { return }
