@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 contrib/install-deps.sh
-swift build -c release --product emojiart-sync
-swift build -c release --product emojiart-gallery
-bin=$(swift build -c release --show-bin-path)
+# A debug build: the demo's 29 assets need no optimiser, the first build is minutes shorter than a release
+# one, and contrib/test.sh reuses it. (`make` builds the release binaries you install.)
+swift build --product emojiart-sync
+swift build --product emojiart-gallery
+bin=$(swift build --show-bin-path)
 dir=${DEMO_DIR:-$PWD/demo/emoji}
 mkdir -p "$dir"
 say() { printf '\n\033[1mdemo: %s\033[0m\n' "$*" >&2; }
