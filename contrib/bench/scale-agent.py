@@ -77,7 +77,14 @@ def main():
         agent = Agent(a.agent, a.server, 3600, work)
         if not wait_until(lambda: poll_lines(agent.log) >= 1, 1800, 0.1):
             raise SystemExit("the agent did not finish its first poll within 30 min")
-        time.sleep(1)
+        # The end of the first pass (index checkpoint, status) may still be running: idle starts when two
+        # seconds pass with less than two clock ticks of CPU (at most two minutes of waiting).
+        settle_deadline = time.monotonic() + 120
+        while time.monotonic() < settle_deadline:
+            before = cpu_ms(agent.proc.pid)
+            time.sleep(2)
+            if cpu_ms(agent.proc.pid) - before < 2 * TICK_MS:
+                break
         idle = []
         for _ in range(a.runs):
             before = cpu_ms(agent.proc.pid)
