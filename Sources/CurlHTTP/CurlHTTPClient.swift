@@ -112,7 +112,7 @@ public final class CurlHTTPClient: Sendable {
     public func fetch(_ url: String) async throws -> [UInt8] {
         let response = try await get(url)
         guard response.status == 200 else {
-            throw HTTPClientError.httpStatus(response.status, url: url)
+            throw HTTPClientError.httpStatus(response.status, url: url, location: response.headers["location"])
         }
         return response.body
     }

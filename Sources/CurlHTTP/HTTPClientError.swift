@@ -115,11 +115,17 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
 }
 
 extension HTTPClientError {
-    /// A status other than the one wanted (`fetch` wants 200), as ``Kind/httpStatus(_:)``.
-    public static func httpStatus(_ status: Int, url: String) -> HTTPClientError {
-        let message = status == 304
+    /// A status other than the one wanted (`fetch` wants 200), as ``Kind/httpStatus(_:)``. For a
+    /// redirect, `location` (the response's `Location`, at most 256 bytes of it kept) is named in the
+    /// message: the client never follows one, so the reader learns where the server wanted it to go.
+    public static func httpStatus(_ status: Int, url: String, location: String? = nil) -> HTTPClientError {
+        var message = status == 304
             ? "HTTP 304 Not Modified from \(url), but a body was wanted"
             : "HTTP \(status) from \(url)"
+        if (300...399).contains(status), status != 304, let location, !location.isEmpty {
+            let shown = location.utf8.count <= 256 ? location : String(decoding: location.utf8.prefix(256), as: UTF8.self) + "..."
+            message += " (redirect to \(shown) not followed)"
+        }
         return HTTPClientError(kind: .httpStatus(status), url: url, message: message)
     }
 

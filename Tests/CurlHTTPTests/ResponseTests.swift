@@ -86,6 +86,7 @@ struct ResponseTests {
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.fetch(server.url("/old")) }
         #expect(error?.kind == .httpStatus(302))
+        #expect(error?.message == "HTTP 302 from \(server.url("/old")) (redirect to /new not followed)")
         #expect(server.requestCount("/new") == 0)
     }
 

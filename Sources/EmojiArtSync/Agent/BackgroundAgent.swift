@@ -279,8 +279,10 @@ public final class BackgroundAgent: Sendable {
     }
 
     /// Publishes `status.json` when something changed, at most four times a second; asleep otherwise.
+    /// A write that fails is logged once, not at every change, until a write works again (also logged).
     private func statusLoop() async {
         let changes = agent.database.changes
+        var failing = false
         while !Task.isCancelled {
             var status = await currentStatus()
             notifier.status(status.systemdStatusLine)
@@ -288,8 +290,17 @@ public final class BackgroundAgent: Sendable {
             status.updatedAt = Date()
             do {
                 try status.write(to: directory.statusPath)
+                if failing {
+                    failing = false
+                    logger.info("status written again", metadata: ["event": "status", "result": "ok"])
+                }
             } catch {
-                logger.warning("cannot write status", metadata: ["event": "status", "error": .string(String(describing: error))])
+                if !failing {
+                    failing = true
+                    logger.warning("cannot write status (logged once until a write works again)", metadata: [
+                        "event": "status", "result": "failed", "error": .string(String(describing: error)),
+                    ])
+                }
             }
             await changes.sleep(until: nil)
             try? await Task.sleep(for: .milliseconds(250))

@@ -79,9 +79,27 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     }
 
     /// Writes the status atomically next to `path` (temporary file in the same directory, then rename).
+    /// A failure the system reported with an errno throws a `SyncError` naming the path and the errno's text
+    /// (`Read-only file system`), not Foundation's description of it.
     public func write(to path: String) throws {
         let data = try Self.encoder.encode(self)
-        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        do {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            guard let code = Self.posixCode(of: error) else { throw error }
+            throw SyncError(
+                .system, "cannot write the status file \(path): \(String(cString: strerror(code))) (errno \(code))",
+                errno: code, path: path, underlying: error)
+        }
+    }
+
+    /// The errno behind a Foundation file error: the error itself, or the error it wraps.
+    private static func posixCode(of error: any Error) -> Int32? {
+        let error = error as NSError
+        if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
+        guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? any Error else { return nil }
+        let wrapped = underlying as NSError
+        return wrapped.domain == NSPOSIXErrorDomain ? Int32(wrapped.code) : nil
     }
 
     public static let encoder: JSONEncoder = {

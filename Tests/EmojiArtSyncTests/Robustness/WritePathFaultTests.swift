@@ -27,7 +27,8 @@ final class TmpfsMount {
 
     deinit { _ = umount2(path, Int32(MNT_DETACH)) }
 
-    private static func mount(_ arguments: [String]) throws {
+    /// Runs `/bin/mount` with `arguments`; throws when it fails.
+    static func mount(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/mount")
         process.arguments = arguments

@@ -1,0 +1,147 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Makes a test's DIR read-only and writable again. Root ignores permission bits, so for root DIR is a bind
+/// mount of another directory, and a second, read-only bind mount of it is stacked on DIR (the kernel refuses
+/// to remount the first one read-only while the agent holds files open for writing on it: the index, the
+/// lock). Like `chmod 0555`, that stops every new open, create, rename and unlink under DIR, and leaves the
+/// descriptors the agent already holds alone. Files can still be deleted behind the agent's back through the
+/// other directory. Anyone but root gets `chmod 0555` on DIR.
+final class ReadOnlySwitch {
+    /// Whether this process can make a directory read-only for itself: anyone but root can (chmod); root
+    /// needs permission to mount.
+    static let usable = getuid() != 0 || TmpfsMount.available
+
+    let dir: TemporaryDirectory
+    /// Root only: the bind mount's source, where DIR's files can still be changed while DIR is read-only.
+    let backing: TemporaryDirectory?
+
+    init(_ dir: TemporaryDirectory) throws {
+        self.dir = dir
+        if getuid() == 0 {
+            let backing = TemporaryDirectory("readonly-backing")
+            try TmpfsMount.mount(["--bind", backing.path, dir.path])
+            self.backing = backing
+        } else {
+            backing = nil
+        }
+    }
+
+    /// What a write into the read-only DIR fails with.
+    var errnoText: String { backing != nil ? "Read-only file system" : "Permission denied" }
+
+    func makeReadOnly() throws {
+        if let backing {
+            try TmpfsMount.mount(["--bind", backing.path, dir.path])
+            try TmpfsMount.mount(["-o", "remount,bind,ro", dir.path])
+        } else if chmod(dir.path, 0o555) != 0 {
+            throw TestFailure("chmod 0555 \(dir.path): errno \(errno)")
+        }
+    }
+
+    func makeWritable() throws {
+        if backing != nil {
+            guard umount2(dir.path, Int32(MNT_DETACH)) == 0 else { throw TestFailure("umount \(dir.path): errno \(errno)") }
+        } else if chmod(dir.path, 0o755) != 0 {
+            throw TestFailure("chmod 0755 \(dir.path): errno \(errno)")
+        }
+    }
+
+    deinit {
+        if backing != nil {
+            while umount2(dir.path, Int32(MNT_DETACH)) == 0 {}  // the read-only one if still there, then the first
+        } else {
+            _ = chmod(dir.path, 0o755)
+        }
+    }
+}
+
+/// DIR becoming read-only under a running agent: what fails is said once per failed write, naming the cause;
+/// nothing already synced is lost, nothing partial is left, the agent goes on (polls, answers), and once DIR
+/// is writable again it catches up on its own.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: ReadOnlySwitch.usable, "as root, needs permission to mount (root ignores chmod; a read-only bind mount stops it)"))
+struct ReadOnlyDirectoryTests {
+    @Test func aReadOnlyDirectoryIsReportedLosesNothingAndIsCaughtUpOnceWritable() async throws {
+        // Images 1...5 sync; 6...9 fail at the gallery until DIR is read-only, so they are written under it.
+        let gallery = try await GalleryFixture(count: 9, faults: WritePathFaultTests.heldBack)
+        let dir = TemporaryDirectory("readonly")
+        let logs = TemporaryDirectory("readonly-log")
+        let readOnly = try ReadOnlySwitch(dir)
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.pollInterval = .seconds(3600)
+        configuration.logFile = logs.file("sync.log")
+        configuration.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } })
+        let lines = { ((try? String(contentsOfFile: logs.file("sync.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+
+        try readOnly.makeReadOnly()
+        let start = lines().count
+        gallery.server.setFaults(.none)
+        // As root, the user also deletes a file, through the directory DIR is a view of.
+        var failing = Array(6...9)
+        if let backing = readOnly.backing {
+            #expect(unlink(backing.file("gallery_image_1.png")) == 0)
+            failing.append(1)
+        }
+        let kept = (1...5).filter { !failing.contains($0) }
+        let synced = kept.map { readBytes(dir.file("gallery_image_\($0).png")) }
+        let tried = await eventually {
+            let failed = lines().dropFirst(start).filter {
+                $0.contains("event=asset") && $0.contains("result=failed") && $0.contains(readOnly.errnoText)
+            }
+            return failing.allSatisfy { n in failed.contains { $0.split(separator: " ").contains("key=/gallery/image?\(n)") } }
+        }
+        #expect(tried, "no clear failure line naming \(readOnly.errnoText): \(lines().dropFirst(start).joined(separator: "\n"))")
+        #expect(failing.allSatisfy { !FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) }, "no partial file in DIR")
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "no partial file in tmp/")
+        #expect(kept.map { readBytes(dir.file("gallery_image_\($0).png")) } == synced, "nothing already synced is lost")
+
+        // The agent goes on: a poll asked for now runs and succeeds (it has nothing it could write).
+        let beforePoll = lines().count
+        await agent.keeper.pollNow()
+        #expect(await eventually {
+            lines().dropFirst(beforePoll).contains { $0.contains("event=poll") && $0.contains("result=ok") }
+        }, "\(lines().dropFirst(beforePoll).joined(separator: "\n"))")
+        // Long enough for several status writes to fail (each failure changes the status; it is written at most
+        // four times a second): image 6 has failed four times, 0.2 + 0.4 + 0.8 s of backoff at least.
+        #expect(await eventually {
+            lines().dropFirst(start).filter { $0.contains("event=asset") && $0.contains("key=/gallery/image?6") }.count >= 4
+        })
+        // On the read-only mount the status file cannot be written either: said once, clearly, not at every
+        // change. (chmod 0555 on DIR leaves its state directory writable, and the status is written as usual.)
+        let statusLines = lines().dropFirst(start).filter { $0.contains("event=status") }
+        if readOnly.backing != nil {
+            #expect(statusLines.count == 1, "\(statusLines.joined(separator: "\n"))")
+            #expect(statusLines.first?.contains("result=failed") == true)
+            #expect(statusLines.first?.contains("cannot write the status file \(dir.path)/.emojiart-sync/status.json: \(readOnly.errnoText)") == true, "\(statusLines)")
+        } else {
+            #expect(statusLines.isEmpty, "\(statusLines.joined(separator: "\n"))")
+        }
+
+        try readOnly.makeWritable()
+        let recovered = await eventually(timeout: .seconds(30)) { (1...9).allSatisfy { gallery.isMirrored($0, in: dir) } }
+        #expect(recovered, "the agent catches up on its own once DIR is writable")
+        #expect(await eventually { (try? AgentStatus.read(from: dir.file(".emojiart-sync/status.json")))?.assets.ok == 9 })
+        if readOnly.backing != nil {
+            #expect(lines().contains { $0.contains("event=status") && $0.contains("result=ok") }, "the status file is written again, and that is said")
+        }
+        #expect(await agent.stop() == .success)
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
+        let names = try await Self.indexedNames(dir.path)
+        #expect((1...9).allSatisfy { names.contains("gallery_image_\($0).png") }, "the index caught up")
+        await gallery.stop()
+    }
+
+    @SyncActor
+    private static func indexedNames(_ dir: String) throws -> Set<String> {
+        let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
+        return Set(index.allEntries().map(\.name))
+    }
+}
