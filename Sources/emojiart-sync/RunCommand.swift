@@ -39,7 +39,7 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Bound of the in-memory cache, e.g. 64M, 1G\(Self.defaultText(.memoryLimit)).", valueName: "size"))
     var memoryLimit: String?
 
-    @Option(name: .long, help: ArgumentHelp("How hard to check PNGs: structure (chunks and CRCs) or full (decode every row)\(Self.defaultText(.verify)).", valueName: "level"))
+    @Option(name: .long, help: ArgumentHelp("How hard to check PNGs: structure (chunks and CRCs; garbled image data behind correct CRCs passes) or full (also decode every row; once per download)\(Self.defaultText(.verify)).", valueName: "level"))
     var verify: PNGVerification?
 
     @Option(name: .long, help: ArgumentHelp("Largest response body accepted\(Self.defaultText(.maxBodySize)).", valueName: "size"))
