@@ -382,7 +382,15 @@ public final class ImageDatabase {
         }
         switch try storage.install(temporaryFile: temporary, as: name, replacing: replacing) {
         case .installed:
-            try record(asset, name: name, path: path, tag: tag, validators: validators)
+            do {
+                try record(asset, name: name, path: path, tag: tag, validators: validators)
+            } catch {
+                // No row (a full disk, say): a new file left in place would look like the user's from now on,
+                // and be refused once the server's copy changes. It is taken back (nothing ran in between);
+                // a replaced file keeps its old row and is repaired at its next check.
+                if !replacing { _ = try? storage.remove(name) }
+                throw error
+            }
             conflictLedger.clear(path: path)
         case .occupied:
             try await adoptOrRefuse(asset, name: name, path: path, tag: tag, validators: validators)
@@ -520,7 +528,8 @@ public final class ImageDatabase {
         return 0
     }
 
-    /// The book's `clear()`: removes every file the agent wrote (those still intact), empties the index.
+    /// The book's `clear()`: removes every file the agent wrote (those still intact) and their rows; a file stored
+    /// while it runs keeps its row.
     /// Returns how many files and bytes were removed.
     public func clear() async throws -> (files: Int, bytes: Int) {
         var files = 0
@@ -532,8 +541,9 @@ public final class ImageDatabase {
                 bytes += removed
             }
         }
-        try index.removeAll()
-        storedInFeed = 0
+        // Rows of files stored while this ran (their keys were fetched during the awaits above) stay: those
+        // files are the agent's, and dropping their rows would leave them looking like the user's.
+        try index.forgetUnusableAnswers()
         changes.ring()
         try await makeDurable()
         return (files, bytes)

@@ -221,6 +221,9 @@ public final class AssetIndex {
     }
 
     private func write(_ entry: IndexEntry) throws(SyncError) {
+        if TestFaultSwitch.indexWritesFail {
+            throw SyncError(.system, "index \(connection.path): database or disk is full (test fault)", path: connection.path)
+        }
         let fingerprint = entry.fingerprint
         try upsert.bind(
             .text(entry.name), .text(entry.key), .integer(Int64(entry.size)), .text(entry.sha256), .optional(entry.tag),
@@ -243,12 +246,6 @@ public final class AssetIndex {
         guard entry(named: name) != nil else { return }
         try deleteByName.bind(.text(name)).run()
         count -= 1
-    }
-
-    /// Forgets every file, and every unusable answer.
-    public func removeAll() throws(SyncError) {
-        try connection.execute("DELETE FROM files; DELETE FROM unusable_answers")
-        count = 0
     }
 
     // MARK: - Answers that were not images

@@ -1,0 +1,13 @@
+import Foundation
+
+/// Faults only tests turn on, through the environment variable `EMOJIART_SYNC_TEST_FAULT` (a comma-separated
+/// list), read once per process. They stand in for conditions a test cannot otherwise produce at the exact
+/// moment that matters. `renameat2-einval` is read by the C shim (`CShims/rename.c`); this reads the rest.
+enum TestFaultSwitch {
+    private static let faults: Set<Substring> = Set(
+        (ProcessInfo.processInfo.environment["EMOJIART_SYNC_TEST_FAULT"] ?? "").split(separator: ","))
+
+    /// `index-write-full`: every write of a file's row to the index fails as on a full disk (`SQLITE_FULL`),
+    /// after the file itself was written and renamed into place.
+    static let indexWritesFail = faults.contains("index-write-full")
+}
