@@ -24,10 +24,11 @@ At 20,000 assets the gallery paints each image on first request (tens of ms of C
 and every restart's new generation take minutes on a small machine: the waits are bounded by progress (no new
 good file for --stall seconds is a FAIL), not by a fixed deadline.
 """
-import argparse, collections, errno, hashlib, http.client, json, os, random, shutil, signal, subprocess, sys
+import argparse, collections, errno, hashlib, http.client, json, os, random, re, shutil, signal, subprocess, sys
 import tempfile, threading, time, urllib.parse, urllib.request
 
 SAMPLE_EVERY = 5.0
+CONFLICT = re.compile(r'error="(.+?) is a file the agent did not write')
 
 
 def proc_status(pid):
@@ -132,6 +133,20 @@ def reference_digests(url, numbers, workers=2):
     return out
 
 
+def conflicts_in_log(state_dir):
+    """Paths the agent's logs (current and rotated) report as files it did not write."""
+    found = set()
+    for name in ("sync.log.2", "sync.log.1", "sync.log"):
+        try:
+            with open(os.path.join(state_dir, name), errors="replace") as f:
+                for line in f:
+                    if "did not write" in line and (match := CONFLICT.search(line)):
+                        found.add(match.group(1))
+        except FileNotFoundError:
+            pass
+    return found
+
+
 def mount_tmpfs(path, size_bytes):
     if os.geteuid() != 0:
         return "not running as root"
@@ -229,22 +244,33 @@ def main():
         samples = []  # (elapsed s, phase, rss KiB, fds, threads, files in DIR)
         soak_start = time.monotonic()
 
-        def sample(phase):
-            check_agent()
+        phase = ["start"]
+
+        def sample():
             rss, threads = proc_status(agent_pid)
-            samples.append((time.monotonic() - soak_start, phase, rss, fds(agent_pid), threads,
+            samples.append((time.monotonic() - soak_start, phase[0], rss, fds(agent_pid), threads,
                             len(wanted.intersection(os.listdir(mirror)))))
 
-        sample("start")
+        def sampler():  # a thread of its own: sampling goes on while the main loop waits or reads
+            while not stop_sampling.wait(SAMPLE_EVERY):
+                try:
+                    sample()
+                except OSError:
+                    return  # the agent is gone: the main loop says so
+
+        sample()
+        phase[0] = "soak"
+        stop_sampling = threading.Event()
+        threading.Thread(target=sampler, daemon=True).start()
         actions = collections.Counter()
         gallery_faults = collections.Counter()
         mirror_faults = collections.Counter()
         restarts = collections.Counter()
         enospc_episodes = 0
+        damage = collections.defaultdict(set)  # path -> SHA-256 of every content the soak left there
         duration = args.minutes * 60
         end = soak_start + duration
         restart_at = [soak_start + duration * (i + 1) / (args.restarts + 1) for i in range(args.restarts)]
-        next_sample = time.monotonic() + SAMPLE_EVERY
         last_disk_purge = last_enospc = 0.0
         kinds = ["delete", "delete", "corrupt", "truncate", "replace", "purge-memory", "purge-disk", "hup",
                  "hup-storm", "fault", "fault", "clear-fault", "burst-delete"] + (["enospc"] if mounted else [])
@@ -276,9 +302,11 @@ def main():
                 elif action == "corrupt":
                     with open(path, "r+b") as f:
                         f.seek(rng.randrange(8, 2000)); f.write(bytes([rng.randrange(256)]))
+                    damage[path].add(file_digest(path))
                     mirror_faults["corrupt"] += 1
                 elif action == "truncate":
                     os.truncate(path, rng.randrange(0, 100))
+                    damage[path].add(file_digest(path))
                     mirror_faults["truncate"] += 1
                 elif action == "replace":
                     with open(paths[rng.choice(numbers)], "rb") as f:
@@ -287,6 +315,7 @@ def main():
                     with open(tmp, "wb") as f:
                         f.write(other)
                     os.rename(tmp, path)
+                    damage[path].add(hashlib.sha256(other).digest())
                     mirror_faults["replace"] += 1
                 elif action == "purge-memory":
                     agent.send_signal(signal.SIGUSR1)
@@ -335,29 +364,40 @@ def main():
             except FileNotFoundError:
                 pass
             check_agent()
-            if time.monotonic() >= next_sample:
-                sample("soak")
-                next_sample = time.monotonic() + SAMPLE_EVERY
             time.sleep(rng.uniform(0.01, 0.2))
 
         gallery.plan({})
+        phase[0] = "converge"
         # Failures built up backoff during the faults (up to 5 minutes per asset); SIGHUP is the documented
         # "retry everything now", as a user would send after fixing the gallery.
         agent.send_signal(signal.SIGHUP)
         converge_start = time.monotonic()
         reference = reference_digests(gallery.url, numbers)
         print(f"soak: reference bytes of generation {gallery.generation} read in {time.monotonic() - converge_start:.0f} s")
+        # By design a purge (SIGUSR2) or a dropped item leaves a file it finds changed in place, and the path
+        # stops being the agent's: the soak's damage can thus become a file the agent refuses to touch, and its
+        # log says "move it away". Once progress stops, such paths are moved away, as a user would, and must
+        # then come back. A conflict over content the soak never wrote is the agent's fault.
         pending = set(numbers)
-        best, progress_at = len(pending), time.monotonic()
+        released, released_not_ours = [], []
+        best, progress_at, scanned_for = len(pending), time.monotonic(), None
         while pending:
+            check_agent()
             pending = {n for n in pending if file_digest(paths[n]) != reference[n]}
             if len(pending) < best:
                 best, progress_at = len(pending), time.monotonic()
             if not pending or time.monotonic() - progress_at > args.stall:
                 break
-            if time.monotonic() >= next_sample:
-                sample("converge")
-                next_sample = time.monotonic() + SAMPLE_EVERY
+            if time.monotonic() - progress_at > 15 and scanned_for != progress_at:
+                scanned_for = progress_at
+                foreign = conflicts_in_log(os.path.join(mirror, ".emojiart-sync"))
+                taken = [n for n in sorted(pending) if paths[n] in foreign and n not in released + released_not_ours]
+                for n in taken:
+                    (released if file_digest(paths[n]) in damage[paths[n]] else released_not_ours).append(n)
+                    os.unlink(paths[n])
+                if taken:
+                    agent.send_signal(signal.SIGHUP)
+                    best, progress_at = len(pending), time.monotonic()
             time.sleep(1)
         converged_in = time.monotonic() - converge_start
         time.sleep(2)
@@ -366,7 +406,9 @@ def main():
         extras = sorted(set(os.listdir(mirror)) - wanted - {".emojiart-sync"})
         leftovers = os.listdir(os.path.join(mirror, ".emojiart-sync", "tmp")) \
             if os.path.isdir(os.path.join(mirror, ".emojiart-sync", "tmp")) else []
-        sample("end")
+        stop_sampling.set()
+        phase[0] = "end"
+        sample()
 
         # Samples: one row per period (a minute, or 15 s for short runs), and the last.
         period = 60 if duration >= 300 else 15
@@ -400,6 +442,10 @@ def main():
               + (f" {[names[n] for n in lost[:5]]}" if lost else "")
               + f"; stray files in DIR {len(extras)}" + (f" {extras[:5]}" if extras else "")
               + f"; temporary files left {len(leftovers)}")
+        print(f"soak: paths released by design and restored after the soak moved them away: {len(released)} "
+              "(damaged by the soak when a purge or a dropped item found them)"
+              + (f"; conflicts over content the soak never wrote: {[names[n] for n in released_not_ours]}"
+                 if released_not_ours else ""))
         print(f"soak: mirror {'complete and byte-identical to generation ' + str(gallery.generation) if not lost else 'INCOMPLETE'}")
         try:
             status = json.loads(subprocess.run([args.agent, "status", "--dir", mirror, "--json"],
@@ -408,14 +454,17 @@ def main():
                   f"repairs {status.get('repairs')}, fetched {status.get('bytesFetched', 0) >> 20} MiB")
         except (ValueError, subprocess.SubprocessError) as error:
             print(f"soak: agent status unreadable: {error}")
-        ok = not lost and not extras and rss_ok and fds_ok and threads_ok
-        if not ok:
-            log = os.path.join(mirror, ".emojiart-sync", "sync.log")
-            if os.path.exists(log):
-                print("soak: last lines of the agent's log:")
-                with open(log, errors="replace") as f:
-                    for line in collections.deque(f, 15):
-                        print("  " + line.rstrip())
+        log = os.path.join(mirror, ".emojiart-sync", "sync.log")
+        if mounted and os.path.exists(log):
+            with open(log, errors="replace") as f:
+                full = sum(1 for line in f if "No space left on device" in line)
+            print(f"soak: agent log lines naming ENOSPC: {full}")
+        ok = not lost and not extras and not released_not_ours and rss_ok and fds_ok and threads_ok
+        if not ok and os.path.exists(log):
+            print("soak: last lines of the agent's log:")
+            with open(log, errors="replace") as f:
+                for line in collections.deque(f, 15):
+                    print("  " + line.rstrip())
         agent.send_signal(signal.SIGTERM)
         code = agent.wait(timeout=30)
         print(f"soak: agent exit status {code}; {'PASS' if ok and code == 0 else 'FAIL'}")
