@@ -12,7 +12,10 @@ with a new image generation, so every image's bytes and every feed checksum chan
 At the end the faults stop, the agent gets one SIGHUP ("retry everything now"), and:
 - the mirror must hold every image of the feed, byte-identical to what the final gallery generation serves
   (compared by SHA-256 with the gallery's own bytes, fetched over HTTP; no file may be lost),
-  and nothing else outside DIR/.emojiart-sync;
+  and nothing else outside DIR/.emojiart-sync. One exception, by design: a purge or a dropped item leaves a
+  file it finds changed in place and the path stops being the agent's ("move it away", says its log); such
+  paths, when they hold the soak's own damage, are moved away once progress stops and must then come back.
+  A path the agent refuses over content the soak never wrote is a FAIL;
 - the agent must be the same process throughout (any exit is a FAIL) and stop with status 0 on SIGTERM;
 - sampled every 5 s: open descriptors must end <= first + 2, threads <= first + 2, and RSS must be flat
   (last sample within 25% + 8 MiB of the first half's peak); the first sample is taken after the first sync.
@@ -192,6 +195,7 @@ def main():
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="emojiart-soak-")
     fs = os.path.join(work, "fs")
+    kept = work.rstrip("/") + "-kept"
     gallery = Gallery(args.gallery, args.count, open(os.path.join(work, "gallery.log"), "w"))
     agent = None
     mounted = False
@@ -393,7 +397,12 @@ def main():
                 foreign = conflicts_in_log(os.path.join(mirror, ".emojiart-sync"))
                 taken = [n for n in sorted(pending) if paths[n] in foreign and n not in released + released_not_ours]
                 for n in taken:
-                    (released if file_digest(paths[n]) in damage[paths[n]] else released_not_ours).append(n)
+                    if file_digest(paths[n]) in damage[paths[n]]:
+                        released.append(n)
+                    else:  # kept for a post-mortem, with the agent's state, outside the tmpfs
+                        released_not_ours.append(n)
+                        os.makedirs(kept, exist_ok=True)
+                        shutil.copy2(paths[n], kept)
                     os.unlink(paths[n])
                 if taken:
                     agent.send_signal(signal.SIGHUP)
@@ -460,6 +469,11 @@ def main():
                 full = sum(1 for line in f if "No space left on device" in line)
             print(f"soak: agent log lines naming ENOSPC: {full}")
         ok = not lost and not extras and not released_not_ours and rss_ok and fds_ok and threads_ok
+        if released_not_ours:
+            for name in os.listdir(os.path.join(mirror, ".emojiart-sync")):
+                if name.startswith(("sync.log", "index.sqlite3")):
+                    shutil.copy2(os.path.join(mirror, ".emojiart-sync", name), kept)
+            print(f"soak: kept those files and the agent's log and index in {kept}")
         if not ok and os.path.exists(log):
             print("soak: last lines of the agent's log:")
             with open(log, errors="replace") as f:
