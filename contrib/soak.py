@@ -15,7 +15,8 @@ At the end the faults stop, the agent gets one SIGHUP ("retry everything now"), 
   and nothing else outside DIR/.emojiart-sync. One exception, by design: a purge or a dropped item leaves a
   file it finds changed in place and the path stops being the agent's ("move it away", says its log); such
   paths, when they hold the soak's own damage, are moved away once progress stops and must then come back.
-  A path the agent refuses over content the soak never wrote is a FAIL;
+  A path the agent refuses over content the soak never wrote is a FAIL (the files, the agent's logs and its
+  index are kept in /tmp/emojiart-soak-*-kept for a post-mortem);
 - the agent must be the same process throughout (any exit is a FAIL) and stop with status 0 on SIGTERM;
 - sampled every 5 s: open descriptors must end <= first + 2, threads <= first + 2, and RSS must be flat
   (last sample within 25% + 8 MiB of the first half's peak); the first sample is taken after the first sync.
