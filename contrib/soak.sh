@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Opt-in soak test (not part of contrib/test.sh): release build, minutes of random damage, purges and gallery
-# faults; passes when the mirror converges byte-identical with flat RSS and no descriptor growth.
-#   contrib/soak.sh [--minutes 3] [--count 200] [--seed 1]
+# Opt-in soak test (not part of contrib/test.sh): release build, then minutes of damage on both sides: mirror
+# damage, purges, SIGHUPs and SIGHUP storms, ENOSPC (DIR on a tmpfs, when run as root), gallery fault plans and
+# gallery restarts with new image content. Passes when the mirror ends complete and byte-identical to the final
+# generation, the agent never exited, and its RSS, descriptors and threads stayed flat. See contrib/soak.py.
+#   contrib/soak.sh [--minutes 3] [--count 200] [--seed 1] [--restarts 2] [--no-enospc] [--stall 180]
+#   contrib/soak.sh --count 20000 --minutes 10     # the load run (issue 7), as root for the ENOSPC actions;
+#                                                 # expect well over 10 minutes of wall time: the gallery paints
+#                                                 # every image of every generation on first request
 set -euo pipefail
 cd "$(dirname "$0")/.."
 contrib/install-deps.sh
