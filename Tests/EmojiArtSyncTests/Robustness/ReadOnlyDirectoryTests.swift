@@ -134,14 +134,8 @@ struct ReadOnlyDirectoryTests {
         }
         #expect(await agent.stop() == .success)
         #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
-        let names = try await Self.indexedNames(dir.path)
+        let names = try await indexedFileNames(in: dir.path)
         #expect((1...9).allSatisfy { names.contains("gallery_image_\($0).png") }, "the index caught up")
         await gallery.stop()
-    }
-
-    @SyncActor
-    private static func indexedNames(_ dir: String) throws -> Set<String> {
-        let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
-        return Set(index.allEntries().map(\.name))
     }
 }
