@@ -11,12 +11,6 @@ public struct UnusableAnswerOnRecord: Error, Sendable, CustomStringConvertible {
     public let answer: UnusableAnswer
     public let retryAt: Date
 
-    public init(key: AssetKey, answer: UnusableAnswer, retryAt: Date) {
-        self.key = key
-        self.answer = answer
-        self.retryAt = retryAt
-    }
-
     public var description: String {
         "\(answer.reason) (answered at \(LogfmtFormatter.timestampString(answer.answeredAt)); "
             + "asked again after \(LogfmtFormatter.timestampString(retryAt)) or when its feed tag changes)"

@@ -73,11 +73,7 @@ struct ReadOnlyDirectoryTests {
         let dir = TemporaryDirectory("readonly")
         let logs = TemporaryDirectory("readonly-log")
         let readOnly = try ReadOnlySwitch(dir)
-        var configuration = try gallery.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
-        configuration.logFile = logs.file("sync.log")
-        configuration.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
-        let agent = try await RunningAgent(configuration)
+        let agent = try await RunningAgent(WritePathFaultTests.configuration(gallery, dir: dir, logs: logs))
         #expect(await eventually { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } })
         let lines = { ((try? String(contentsOfFile: logs.file("sync.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
 

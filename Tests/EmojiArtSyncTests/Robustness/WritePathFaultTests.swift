@@ -57,11 +57,7 @@ struct WritePathFaultTests {
         let dir = TemporaryDirectory(label)
         let logs = TemporaryDirectory(label + "-log")
         let mount = try TmpfsMount(at: dir.path, size: "4m")
-        var configuration = try gallery.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
-        configuration.logFile = logs.file("sync.log")
-        configuration.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
-        let agent = try await RunningAgent(configuration)
+        let agent = try await RunningAgent(Self.configuration(gallery, dir: dir, logs: logs))
         #expect(await eventually { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } })
         let synced = (1...5).map { readBytes(dir.file("gallery_image_\($0).png")) }
 
@@ -86,6 +82,16 @@ struct WritePathFaultTests {
         let names = try await indexedFileNames(in: dir.path)
         #expect((1...9).allSatisfy { names.contains("gallery_image_\($0).png") }, "the index caught up")
         await gallery.stop()
+    }
+
+    /// An agent on `dir` that logs to `logs` (DIR may become unwritable), polls only when told, and retries
+    /// failed writes within about a second, so recovery follows the condition clearing.
+    static func configuration(_ gallery: GalleryFixture, dir: TemporaryDirectory, logs: TemporaryDirectory) throws -> AgentConfiguration {
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.pollInterval = .seconds(3600)
+        configuration.logFile = logs.file("sync.log")
+        configuration.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
+        return configuration
     }
 
     @Test func aFullDiskFailsCleanlyAndRecovers() async throws {
