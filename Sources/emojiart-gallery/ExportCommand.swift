@@ -19,12 +19,9 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Output directory (created if missing).", valueName: "dir"))
     var dir: String
 
-    /// `--count` is the server's option, read from there: ArgumentParser gives an option the two
-    /// commands share to the parent, wherever it appears on the command line.
+    /// `--count` and `--small` are the server's options, read from there: ArgumentParser gives an option the
+    /// two commands share to the parent, wherever it appears on the command line.
     @ParentCommand var gallery: GalleryCommand
-
-    @Flag(help: "16x16 images of about 106 bytes instead of 360x650 ones.")
-    var small = false
 
     @Option(
         name: .customLong("base-url"),
@@ -37,10 +34,10 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let count = gallery.count
-        let export = GalleryExport(count: count, small: small, baseURL: baseURL)
+        let export = GalleryExport(count: count, small: gallery.small, baseURL: baseURL)
         let start = ContinuousClock.now
         let files = try await export.write(to: dir)
         let elapsed = ContinuousClock.now - start
-        GalleryCommand.logLine("event=exported dir=\(dir) count=\(count) small=\(small) files=\(files) seconds=\(elapsed.components.seconds)")
+        GalleryCommand.logLine("event=exported dir=\(dir) count=\(count) small=\(gallery.small) files=\(files) seconds=\(elapsed.components.seconds)")
     }
 }

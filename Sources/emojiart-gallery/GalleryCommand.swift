@@ -15,7 +15,7 @@ struct GalleryCommand: AsyncParsableCommand {
         abstract: "Serve an EmojiArt gallery (the book's protocol, quirks included) with fault injection.",
         discussion: """
             Serves GET /gallery/images (a JSON feed listing each of --count items three times, \
-            shuffled) and GET /gallery/image?N (a 360x650 PNG sent as application/octet-stream \
+            shuffled) and GET /gallery/image?N (a 360x650 PNG, 16x16 with --small, sent as application/octet-stream \
             with filename="N.tiff"; N % 10 == 0 or unknown N answer 200 with \
             {"error": "File not found."}).
 
@@ -72,6 +72,9 @@ struct GalleryCommand: AsyncParsableCommand {
     @Option(name: .customLong("feed-status"), help: ArgumentHelp("Answer the feed with this HTTP status (e.g. 500).", valueName: "code"))
     var feedStatus: Int?
 
+    @Flag(help: "Serve 16x16 images of about 110 bytes instead of 360x650 ones (for galleries of many thousands of items).")
+    var small = false
+
     @Flag(help: "Do not log requests to stderr.")
     var quiet = false
 
@@ -127,6 +130,7 @@ struct GalleryCommand: AsyncParsableCommand {
             port: port,
             count: count,
             faults: try faults(),
+            imageSize: small ? .small : .full,
             requestLogger: requestLogger
         ))
         // Watch the signals before announcing the URL: a script may signal as soon as it reads it.
@@ -134,7 +138,7 @@ struct GalleryCommand: AsyncParsableCommand {
         let url = try await server.start()
         // The contract with scripts: the first stdout line is the URL, written at once, unbuffered.
         try FileHandle.standardOutput.write(contentsOf: Data("\(url)\n".utf8))
-        Self.logLine("event=listening url=\(url) count=\(count)")
+        Self.logLine("event=listening url=\(url) count=\(count) small=\(small)")
 
         let signal = await watcher.next()
         Self.logLine("event=stopping signal=\(signal.map(SignalWatcher.name(of:)) ?? "none")")

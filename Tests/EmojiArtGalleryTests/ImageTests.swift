@@ -108,6 +108,31 @@ struct ImageTests {
         }
     }
 
+    @Test("small: distinct 16x16 PNGs, the export's bytes at generation 0; a generation or the changing fault changes them")
+    func smallImages() async throws {
+        let export = GalleryExport(count: 29, small: true)
+        try await withGallery(faults: GalleryFaults(imageFaults: [7: .changing]), imageSize: .small) { server, baseURL in
+            let three = try await fetch(baseURL, "/gallery/image?3").body
+            #expect(three == server.imageBytes(3))
+            #expect(three == (try export.imageBytes(3)))
+            #expect(three.count < 200)
+            let decoded = try PNGInspection.decodeRGBA(three)
+            #expect(decoded.width == 16 && decoded.height == 16)
+            #expect(three != server.imageBytes(4))
+
+            let first = try await fetch(baseURL, "/gallery/image?7").body
+            let second = try await fetch(baseURL, "/gallery/image?7").body
+            #expect(first != second)
+            #expect(try PNGInspection.decodeRGBA(second).width == 16)
+
+            server.setFaults(GalleryFaults(generation: 1))
+            let bumped = try await fetch(baseURL, "/gallery/image?3").body
+            #expect(bumped != three)
+            #expect(bumped == server.imageBytes(3))
+            #expect(try PNGInspection.decodeRGBA(bumped).height == 16)
+        }
+    }
+
     @Test("unknown paths answer 404; wrong methods on the book's paths answer 405")
     func unknownPaths() async throws {
         try await withGallery { _, baseURL in

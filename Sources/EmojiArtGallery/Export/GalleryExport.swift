@@ -39,7 +39,7 @@ public struct GalleryExport: Sendable {
     /// The bytes of image N as exported.
     public func imageBytes(_ n: Int) throws -> [UInt8] {
         if GalleryCatalog.isErrorItem(n, count: count) { return GalleryResponder.notFoundBytes }
-        return small ? try SmallPainter.png(n: n) : try GalleryPainter.png(n: n, generation: 0)
+        return try (small ? GalleryImageSize.small : .full).png(n: n, generation: 0)
     }
 
     /// The feed as exported: the catalog's items with the static urls, three times, shuffled.

@@ -13,6 +13,8 @@ public struct GalleryConfiguration: Sendable {
     public var count: Int
     /// The fault plan in force when the server starts.
     public var faults: GalleryFaults
+    /// Full-size pictures (the default, as the book's server) or 16x16 ones for very large galleries.
+    public var imageSize: GalleryImageSize
     /// Called once per request when its response is finished (or abandoned), off the request's
     /// critical path. The executable uses it to print one logfmt line per request to stderr.
     /// `nil` (the default) logs nothing: the library never writes to stdout or stderr on its own.
@@ -24,12 +26,14 @@ public struct GalleryConfiguration: Sendable {
         port: Int = 8080,
         count: Int = 29,
         faults: GalleryFaults = .none,
+        imageSize: GalleryImageSize = .full,
         requestLogger: (@Sendable (GalleryRequestRecord) -> Void)? = nil
     ) {
         self.host = host
         self.port = port
         self.count = count
         self.faults = faults
+        self.imageSize = imageSize
         self.requestLogger = requestLogger
     }
 }

@@ -15,8 +15,12 @@ final class GalleryImageCache: Sendable {
     }
 
     private let entries = Mutex<[Key: [UInt8]]>([:])
+    /// Which pictures are painted.
+    let size: GalleryImageSize
 
-    init() {}
+    init(size: GalleryImageSize) {
+        self.size = size
+    }
 
     /// The PNG bytes of image N at `generation`, from the cache or freshly painted.
     func png(n: Int, generation: Int) throws(PNGEncodingError) -> [UInt8] {
@@ -25,7 +29,7 @@ final class GalleryImageCache: Sendable {
             return cached
         }
         // Paint outside the lock: other images keep being served meanwhile.
-        let painted = try GalleryPainter.png(n: n, generation: generation)
+        let painted = try size.png(n: n, generation: generation)
         return entries.withLock { entries in
             if let raced = entries[key] { return raced }
             entries[key] = painted

@@ -125,7 +125,7 @@ struct GalleryResponder: HTTPResponder {
         let png: [UInt8]
         do {
             if fault == .changing {
-                png = try GalleryPainter.png(n: n, generation: faults.generation, stamp: state.nextChangeStamp())
+                png = try state.images.size.png(n: n, generation: faults.generation, stamp: state.nextChangeStamp())
             } else {
                 png = try state.images.png(n: n, generation: faults.generation)
             }

@@ -35,7 +35,7 @@ public final class GalleryServer: Sendable {
     /// Makes a server; nothing is bound until ``start()``. The item checksums are made here.
     public init(configuration: GalleryConfiguration) {
         self.configuration = configuration
-        self.state = GalleryState(count: configuration.count, faults: configuration.faults)
+        self.state = GalleryState(count: configuration.count, faults: configuration.faults, imageSize: configuration.imageSize)
     }
 
     // MARK: Lifecycle

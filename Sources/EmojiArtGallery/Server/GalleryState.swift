@@ -12,7 +12,7 @@ final class GalleryState: Sendable {
     /// Names, urls, prices and checksums for this server lifetime.
     let catalog: GalleryCatalog
     /// Encoded PNGs, made on first request.
-    let images = GalleryImageCache()
+    let images: GalleryImageCache
     /// What the `ETag` and `Last-Modified` answers are made from.
     let revision: GalleryRevision
 
@@ -28,8 +28,9 @@ final class GalleryState: Sendable {
 
     private let mutable: Mutex<Mutable>
 
-    init(count: Int, faults: GalleryFaults) {
+    init(count: Int, faults: GalleryFaults, imageSize: GalleryImageSize) {
         self.count = count
+        self.images = GalleryImageCache(size: imageSize)
         self.catalog = GalleryCatalog(count: count)
         self.revision = GalleryRevision(catalog: catalog, faults: faults)
         self.mutable = Mutex(Mutable(faults: faults))

@@ -6,11 +6,12 @@ import EmojiArtGallery
 func withGallery<Result>(
     count: Int = 29,
     faults: GalleryFaults = .none,
+    imageSize: GalleryImageSize = .full,
     requestLogger: (@Sendable (GalleryRequestRecord) -> Void)? = nil,
     _ body: (GalleryServer, String) async throws -> Result
 ) async throws -> Result {
     let server = GalleryServer(configuration: GalleryConfiguration(
-        host: "127.0.0.1", port: 0, count: count, faults: faults, requestLogger: requestLogger))
+        host: "127.0.0.1", port: 0, count: count, faults: faults, imageSize: imageSize, requestLogger: requestLogger))
     let baseURL = try await server.start()
     do {
         let result = try await body(server, baseURL)

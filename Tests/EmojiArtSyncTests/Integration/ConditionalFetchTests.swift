@@ -81,7 +81,7 @@ struct ConditionalFetchTests {
     @Test("a feed larger than the feed's own limit is refused with a message that says so")
     func oversizedFeedRefused() async throws {
         // One injected url just over the limit makes the whole feed larger than it.
-        let huge = "/" + String(repeating: "a", count: GalleryFeed.maximumBodySize)
+        let huge = pathLongerThanTheFeedLimit()
         let gallery = try await GalleryFixture(count: 3, faults: GalleryFaults(extraFeedURLs: [huge]))
         let client = try CurlHTTPClient()
         defer { client.shutdown() }

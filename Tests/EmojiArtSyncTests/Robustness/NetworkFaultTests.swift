@@ -220,7 +220,7 @@ struct NetworkFaultTests {
         let agent = try await gallery.startAgent(dir: dir)
         let synced = Self.assetFiles(dir)
 
-        let huge = "/" + String(repeating: "a", count: GalleryFeed.maximumBodySize)
+        let huge = pathLongerThanTheFeedLimit()
         gallery.server.setFaults(GalleryFaults(extraFeedURLs: [huge]))
         await agent.keeper.pollNow()
         let limit = "\(gallery.baseURL)/gallery/images is larger than 64 MiB, the feed's limit; refusing it"

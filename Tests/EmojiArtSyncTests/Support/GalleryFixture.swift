@@ -10,9 +10,12 @@ final class GalleryFixture: Sendable {
     let baseURL: String
     let count: Int
 
-    init(count: Int = 29, faults: GalleryFaults = .none) async throws {
+    /// `imageSize: .small` for tests of thousands of assets, where painting full-size images would cost more
+    /// than the agent under test.
+    init(count: Int = 29, faults: GalleryFaults = .none, imageSize: GalleryImageSize = .full) async throws {
         self.count = count
-        server = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: 0, count: count, faults: faults))
+        server = GalleryServer(configuration: GalleryConfiguration(
+            host: "127.0.0.1", port: 0, count: count, faults: faults, imageSize: imageSize))
         baseURL = try await server.start()
     }
 
@@ -49,4 +52,11 @@ final class GalleryFixture: Sendable {
 func logLines(_ dir: String) -> [String] {
     let text = (try? String(contentsOfFile: dir + "/.emojiart-sync/sync.log", encoding: .utf8)) ?? ""
     return text.split(separator: "\n").map(String.init)
+}
+
+/// A url path as long as the feed's limit (`GalleryFeed.maximumBodySize`), for the gallery's `extraFeedURLs`
+/// fault: a feed that lists it is larger than the limit. Built from bytes, not `String(repeating:)`, which
+/// appends 64 Mi characters one by one in a debug build.
+func pathLongerThanTheFeedLimit() -> String {
+    "/" + String(decoding: [UInt8](repeating: UInt8(ascii: "a"), count: GalleryFeed.maximumBodySize), as: UTF8.self)
 }
