@@ -41,7 +41,7 @@ struct CommandLineTests {
 
     @Test func aOnceRunMissingManyAssetsNamesTheFirstTwentyAndCountsTheRest() async throws {
         let out = TemporaryDirectory("cli-out")
-        let gallery = try await GalleryFixture(count: 300)  // 30 error items
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small)  // 30 error items
         let dir = TemporaryDirectory("cli-many-missing")
         let run = try await AgentProcess.run(["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
         await gallery.stop()
