@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 contrib/install-deps.sh
 # A debug build: the demo's 29 assets need no optimiser, the first build is minutes shorter than a release
 # one, and contrib/test.sh reuses it. (`make` builds the release binaries you install.)
-contrib/build.sh    # both binaries, in one invocation (each invocation plans the build anew)
+swift build    # both binaries, in one invocation (each invocation plans the build anew)
 bin=$(swift build --show-bin-path)
 dir=${DEMO_DIR:-$PWD/demo/emoji}
 mkdir -p "$dir"

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 contrib/install-deps.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-contrib/build.sh --build-tests 2>&1 | tee "$log"
+swift build --build-tests 2>&1 | tee "$log"
 if grep -E "^$PWD/(Sources|Tests)/.*: warning:" "$log"; then
   echo "test.sh: the build has warnings in our code (above); fix them." >&2
   exit 1

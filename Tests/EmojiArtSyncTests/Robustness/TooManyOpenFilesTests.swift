@@ -1,0 +1,66 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent running out of file descriptors (`EMFILE`), on the real path: an agent process whose soft
+/// `RLIMIT_NOFILE` this test lowers to 3 with `prlimit(1)`, so that every new descriptor it asks for (a temporary
+/// file, a socket, the status file) fails while those it holds (index, log, inotify, lock) keep working; then
+/// raised back. Nothing already synced may be lost, nothing partial left, each failure said with its cause, and
+/// the agent must catch up on its own once descriptors are available again.
+@Suite(.timeLimit(.minutes(3)))
+struct TooManyOpenFilesTests {
+    /// Sets the soft limit on open files of process `pid`, keeping its hard limit, with util-linux's `prlimit(1)`
+    /// (Glibc's `prlimit(2)` wrapper is not visible to Swift without `_GNU_SOURCE`).
+    static func setOpenFileLimit(of pid: pid_t, to soft: Int) throws {
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        tool.arguments = ["--pid", "\(pid)", "--nofile=\(soft):"]
+        try tool.run()
+        tool.waitUntilExit()
+        guard tool.terminationStatus == 0 else {
+            throw TestFailure("prlimit --pid \(pid) --nofile=\(soft): exit \(tool.terminationStatus)")
+        }
+    }
+
+    @Test func runningOutOfDescriptorsIsReportedLosesNothingAndIsCaughtUpOnItsOwn() async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let out = TemporaryDirectory("emfile-out")
+        let dir = TemporaryDirectory("emfile")
+        let agent = try AgentProcess(["--dir", dir.path, "--server", gallery.baseURL, "-q", "--interval", "3600"], outputDirectory: out.path)
+        defer { agent.signal(SIGKILL) }
+        let synced = await eventually { gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) } }
+        try #require(synced, "first sync: \(agent.stderr)")
+        let kept = gallery.validNumbers.filter { $0 != 3 && $0 != 5 }
+        let keptBytes = kept.map { readBytes(dir.file("gallery_image_\($0).png")) }
+
+        try Self.setOpenFileLimit(of: agent.pid, to: 3)
+        let start = logLines(dir.path).count
+        unlink(dir.file("gallery_image_3.png"))
+        unlink(dir.file("gallery_image_5.png"))
+        // Each repair fails, and says why: the temporary file (or the socket) cannot be opened.
+        let failedClearly = await eventually {
+            let failed = logLines(dir.path).dropFirst(start).filter {
+                $0.contains("event=asset") && $0.contains("result=failed") && $0.contains("Too many open files")
+            }
+            return [3, 5].allSatisfy { n in failed.contains { $0.split(separator: " ").contains("key=/gallery/image?\(n)") } }
+        }
+        #expect(failedClearly, "no failure line naming the cause: \(logLines(dir.path).dropFirst(start).joined(separator: "\n"))")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_3.png")), "no partial file in DIR")
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "no partial file in tmp/")
+        #expect(kept.map { readBytes(dir.file("gallery_image_\($0).png")) } == keptBytes, "nothing already synced is lost")
+
+        try Self.setOpenFileLimit(of: agent.pid, to: 1024)
+        let recovered = await eventually { [3, 5].allSatisfy { gallery.isMirrored($0, in: dir) } }
+        #expect(recovered, "the agent catches up on its own: \(logLines(dir.path).dropFirst(start).joined(separator: "\n"))")
+        #expect(await eventually { (try? AgentStatus.read(from: dir.file(".emojiart-sync/status.json")))?.assets.ok == gallery.validNumbers.count })
+        agent.signal(SIGTERM)
+        #expect(await agent.waitForExit() == 0, "\(agent.stderr)")
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
+        await gallery.stop()
+    }
+}
