@@ -73,7 +73,7 @@ final class TestHTTPServer: Sendable {
         self.port = port
         self.handler = handler
         self.greeting = greeting
-        let thread = TestThread.spawn { [self] in acceptLoop() }
+        let thread = try TestThread.spawn { [self] in acceptLoop() }
         state.withLock { $0.acceptThread = thread }
     }
 
@@ -148,13 +148,21 @@ final class TestHTTPServer: Sendable {
                 close(fd)
                 return
             }
-            let thread = TestThread.spawn { [self] in
-                serve(fd: fd)
+            let closeConnection: @Sendable () -> Void = { [self] in
                 state.withLock { state in
                     close(fd)
                     state.connections[id]?.closed = true
                     state.openConnections -= 1
                 }
+            }
+            // Without a thread to serve it, the connection is closed at once: the client's request fails,
+            // and with it the test that made it.
+            guard let thread = try? TestThread.spawn({ [self] in
+                serve(fd: fd)
+                closeConnection()
+            }) else {
+                closeConnection()
+                continue
             }
             state.withLock { $0.connectionThreads.append(thread) }
         }

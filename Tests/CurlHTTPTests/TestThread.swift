@@ -11,8 +11,13 @@ import Musl
 struct TestThread: Sendable {
     private let thread: pthread_t
 
+    /// `pthread_create` failed with `code`; thrown so that only the test that asked fails, not the whole run.
+    struct SpawnFailure: Error {
+        let code: Int32
+    }
+
     /// Starts a thread running `body`.
-    static func spawn(_ body: @escaping @Sendable () -> Void) -> TestThread {
+    static func spawn(_ body: @escaping @Sendable () -> Void) throws(SpawnFailure) -> TestThread {
         final class Box: Sendable {
             let body: @Sendable () -> Void
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -24,7 +29,10 @@ struct TestThread: Sendable {
             Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().body()
             return nil
         }, box)
-        precondition(result == 0, "pthread_create failed: \(result)")
+        guard result == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            throw SpawnFailure(code: result)
+        }
         return TestThread(thread: thread)
     }
 
