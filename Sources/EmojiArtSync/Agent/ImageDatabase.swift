@@ -115,7 +115,9 @@ public final class ImageDatabase {
         guard let entry = index.entry(for: key) else { return }
         let tag = feedTags[key]
         do {
-            _ = try await loader.reload(key) { [self] in try await self.loadFresh(key, stored: entry, tag: tag) }
+            _ = try await loader.reload(key) { [self] in
+                try await self.countingFailure { try await self.loadFresh(key, stored: entry, tag: tag) }
+            }
         } catch {
             logFailure(key, error)
             throw error
@@ -173,7 +175,7 @@ public final class ImageDatabase {
     public func image(_ key: AssetKey) async throws -> (Asset, Hit) {
         do {
             let (asset, hit) = try await loader.asset(for: key) { [self] in
-                try await self.loadBelowMemory(key)
+                try await self.countingFailure { try await self.loadBelowMemory(key) }
             }
             if hit == .memory { logAccess(key, hit: hit, asset: asset) }
             return (asset, hit)
@@ -187,7 +189,7 @@ public final class ImageDatabase {
     public func refetch(_ key: AssetKey) async throws -> Asset {
         do {
             let (asset, hit) = try await loader.reload(key) { [self] in
-                try await self.loadForRefetch(key)
+                try await self.countingFailure { try await self.loadForRefetch(key) }
             }
             if hit == .memory { logAccess(key, hit: hit, asset: asset) }
             return asset
@@ -586,6 +588,19 @@ public final class ImageDatabase {
         ])
     }
 
+    /// Each access that fails logs a line (`logFailure`), but `emojiart_sync_failures_total` counts loads: the
+    /// accesses that join a load in flight share its one failure, and a failure on record did no work.
+    private func countingFailure(_ load: () async throws -> (Asset, Hit)) async throws -> (Asset, Hit) {
+        do {
+            return try await load()
+        } catch {
+            if !(error is CancellationError || error is UnusableAnswerOnRecord) {
+                fetcher.metrics.failure(error)
+            }
+            throw error
+        }
+    }
+
     private func logFailure(_ key: AssetKey, _ error: any Error) {
         changes.ring()
         var metadata: Logger.Metadata = [
@@ -593,8 +608,6 @@ public final class ImageDatabase {
         ]
         if error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord {
             metadata["remembered"] = "true"
-        } else {
-            fetcher.metrics.failure(error)
         }
         logger.warning("asset unavailable", metadata: metadata)
     }

@@ -89,7 +89,8 @@ public struct SyncMetrics: Sendable {
         fetchDuration.record(duration: duration)
     }
 
-    /// An access that failed (one `result=failed` log line that is not a remembered failure).
+    /// A load that failed: once per fetch, disk read or store that failed, however many accesses waited for it
+    /// (each of those logs its own `result=failed` line).
     public func failure(_ error: any Error) {
         failures[FailureKind(of: error)]?.increment()
     }
