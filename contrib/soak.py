@@ -215,11 +215,13 @@ def main():
             sample = rng.sample(numbers, min(10, len(numbers)))
             average = sum(len(urllib.request.urlopen(f"{url}/gallery/image?{n}", timeout=60).read())
                           for n in sample) / max(1, len(sample))
-            size = int(3 * average * len(numbers)) + (64 << 20)
+            # A tmpfs gives every file whole 4 KiB pages: a 110-byte small image takes 4 KiB.
+            per_file = -(-int(average) // 4096) * 4096
+            size = 3 * per_file * len(numbers) + (64 << 20)
             enospc_note = mount_tmpfs(fs, size)
             mounted = enospc_note is None
             if mounted:
-                print(f"soak: DIR on a tmpfs of {size >> 20} MiB (3x {len(numbers)} images of ~{int(average)} B + 64 MiB)")
+                print(f"soak: DIR on a tmpfs of {size >> 20} MiB (3x {len(numbers)} images of ~{int(average)} B in {per_file} B of pages + 64 MiB)")
         if enospc_note:
             print(f"soak: no ENOSPC actions ({enospc_note})")
         mirror = os.path.join(fs if mounted else work, "mirror")
