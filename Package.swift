@@ -23,10 +23,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        // Already built for the gallery (Hummingbird runs on it); the agent uses its thread pool for blocking I/O.
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // The HTTP model (request and response heads, header fields) of the package's own small server.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Layered settings (flags, environment, config file) for the command line. No traits: it then builds
@@ -61,6 +60,14 @@ let package = Package(
         // The few C functions Swift cannot express: libpng's setjmp/longjmp error path, renameat2(2).
         .target(name: "CShims", dependencies: ["CPNG"]),
 
+        // A small HTTP/1.1 server on POSIX sockets (a thread per connection) for the bundled gallery and the
+        // metrics endpoint. Hummingbird on swift-nio did this before and was about 40 % of the first build.
+        .target(
+            name: "EmbeddedHTTP",
+            dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: swiftSettings
+        ),
+
         // libpng for Swift: validation (structure and full decode) and encoding. Pure functions, no actors.
         .target(
             name: "EmojiArtPNG",
@@ -81,12 +88,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 // The opt-in Prometheus endpoint (--metrics-listen): swift-metrics API, its Prometheus backend,
-                // served by the Hummingbird the gallery already brings.
+                // served by the package's own small HTTP server.
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "EmbeddedHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -106,8 +113,8 @@ let package = Package(
             name: "EmojiArtGallery",
             dependencies: [
                 "EmojiArtPNG",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
+                "EmbeddedHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             // Optimised even in debug builds: unoptimised, painting one 360x650 image takes ~150 ms, which
             // makes tests with thousands of assets spend minutes in the test server instead of the agent.
@@ -122,6 +129,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .testTarget(
+            name: "EmbeddedHTTPTests",
+            dependencies: ["EmbeddedHTTP", "CurlHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "EmojiArtPNGTests",
             dependencies: ["EmojiArtPNG"],

@@ -2,7 +2,7 @@ import CurlHTTP
 import EmojiArtGallery
 import Testing
 
-/// The client against the project's real gallery server (Hummingbird on 127.0.0.1), faults included.
+/// The client against the project's real gallery server (its own small HTTP server on 127.0.0.1), faults included.
 @Suite("Against the gallery server", .timeLimit(.minutes(1)))
 struct GalleryServerTests {
     @Test("Feed and images arrive byte for byte; the error item is a 200 with its JSON body")

@@ -106,8 +106,8 @@ struct FaultTests {
             let logged = try #require(record.value)
             #expect(logged.fault == "endless")
             // Written = read + the two socket buffers (the server's send buffer grows to at most
-            // net.ipv4.tcp_wmem's maximum) + about one 64 KiB chunk. Without pacing, NIO's queue
-            // runs ahead by tens of MiB per second of a slow reader.
+            // net.ipv4.tcp_wmem's maximum) + about one 64 KiB chunk: each write blocks until the kernel
+            // has taken it, so a server that queued writes would run ahead by tens of MiB per second of a slow reader.
             let sendBufferMaximum = try Self.kernelMaximum("/proc/sys/net/ipv4/tcp_wmem")
             let bound = limit + sendBufferMaximum + 1024 * 1024
             #expect(logged.bytes <= bound, "server wrote \(logged.bytes) bytes for a \(limit)-byte read (bound \(bound))")

@@ -1,52 +1,45 @@
-import Hummingbird
-import NIOCore
+import EmbeddedHTTP
 
 /// The response bodies and byte manipulations behind the ``ImageFault`` cases.
 ///
-/// Each body is a Hummingbird streaming `ResponseBody` closure, so the fault happens on the wire
-/// (a short body, a body that never ends, a trickle), not just in what the server believes it sent.
+/// Each body is a streamed ``HTTPServerResponseBody`` written on the connection's thread with blocking
+/// writes, so the fault happens on the wire (a short body, a body that never ends, a trickle), not just in what
+/// the server believes it sent, and a client that reads slowly holds the writer back.
 enum FaultBodies {
-    /// Announces `png.count` bytes, writes the first half, then throws so that Hummingbird closes
-    /// the connection: the client sees a transfer that ends early (curl: `CURLE_PARTIAL_FILE`).
-    ///
-    /// Before throwing it waits until NIO has handed the half to the kernel (a fresh loopback
-    /// connection takes tens of KB without blocking) plus a short pause: closing at once could
-    /// discard writes still queued in the channel, and the client would see less than half.
-    static func truncated(_ png: [UInt8], context: GalleryRequestContext) -> ResponseBody {
-        let half = ByteBuffer(bytes: png.prefix(png.count / 2))
-        return ResponseBody(contentLength: png.count) { writer in
-            try await writer.write(half)
-            try await context.waitForQueuedWrites()
-            try await Task.sleep(for: .milliseconds(20))
+    /// Announces `png.count` bytes, writes the first half, then throws, so that the server closes the
+    /// connection: the client sees a transfer that ends early (curl: `CURLE_PARTIAL_FILE`). The half is in the
+    /// kernel's hands when the write returns, so the close comes after it.
+    static func truncated(_ png: [UInt8]) -> HTTPServerResponseBody {
+        .stream(contentLength: png.count) { writer in
+            let half = png.prefix(png.count / 2)
+            try writer.write(half)
             throw GalleryServerError(
                 kind: .truncatedOnPurpose,
-                message: "sent \(half.readableBytes) of \(png.count) bytes, then closed the connection (truncated fault)"
+                message: "sent \(half.count) of \(png.count) bytes, then closed the connection (truncated fault)"
             )
         }
     }
 
     /// 64 KiB of fixed pseudo-random bytes: the endless fault's chunk.
-    static let garbageChunk: ByteBuffer = {
+    static let garbageChunk: [UInt8] = {
         var generator = SplitMix64(seed: 0x0BAD_F00D)
         var bytes = [UInt8]()
         bytes.reserveCapacity(64 * 1024)
         while bytes.count < 64 * 1024 {
             withUnsafeBytes(of: generator.next().littleEndian) { bytes.append(contentsOf: $0) }
         }
-        return ByteBuffer(bytes: bytes)
+        return bytes
     }()
 
-    /// A chunked body of garbage that never ends. Each write waits until NIO has taken the
-    /// previous one (``GalleryRequestContext/waitForQueuedWrites()``) and until the connection is
-    /// writable again (NIO's back-pressure), so at most about one chunk beyond the socket buffers
-    /// is ever queued. The loop ends when a write fails (the client hung up) or the server stops.
-    static func endless(state: GalleryState, context: GalleryRequestContext) -> ResponseBody {
-        ResponseBody { writer in
+    /// A chunked body of garbage that never ends. Each write blocks until the kernel has taken the chunk, so
+    /// at most one chunk beyond the socket buffers is ever in flight. The loop ends when a write fails (the
+    /// client hung up, or the stopping server shut the connection down) or the server is stopping.
+    static func endless(state: GalleryState) -> HTTPServerResponseBody {
+        .stream(contentLength: nil) { writer in
             state.streamStarted()
             defer { state.streamEnded() }
-            while !state.isStopping, !Task.isCancelled {
-                try await writer.write(garbageChunk)
-                try await context.waitForQueuedWrites()
+            while !state.isStopping, !writer.serverIsStopping {
+                try writer.write(garbageChunk)
             }
             throw GalleryServerError(kind: .serverStopping, message: "endless body stopped: the server is stopping")
         }
@@ -54,30 +47,28 @@ enum FaultBodies {
 
     /// The full `png`, in 10 slices with pauses between them, so the transfer takes about
     /// `milliseconds` in all. Headers (with the full `Content-Length`) go out at once.
-    static func slow(_ png: [UInt8], milliseconds: Int, state: GalleryState, context: GalleryRequestContext) -> ResponseBody {
+    static func slow(_ png: [UInt8], milliseconds: Int, state: GalleryState) -> HTTPServerResponseBody {
         let sliceCount = 10
         let sliceSize = (png.count + sliceCount - 1) / sliceCount
         let pauses = sliceCount - 1
-        return ResponseBody(contentLength: png.count) { writer in
+        return .stream(contentLength: png.count) { writer in
             state.streamStarted()
             defer { state.streamEnded() }
             var offset = 0
             var slice = 0
             while offset < png.count {
                 let end = min(offset + sliceSize, png.count)
-                try await writer.write(ByteBuffer(bytes: png[offset..<end]))
-                try await context.waitForQueuedWrites()
+                try writer.write(png[offset..<end])
                 offset = end
                 if offset < png.count {
                     // Spread the pauses so that their sum is `milliseconds`, remainder included.
                     let pause = milliseconds * (slice + 1) / pauses - milliseconds * slice / pauses
                     slice += 1
-                    guard await state.pause(milliseconds: pause) else {
+                    guard state.pause(milliseconds: pause) else {
                         throw GalleryServerError(kind: .serverStopping, message: "slow body stopped: the server is stopping")
                     }
                 }
             }
-            try await writer.finish(nil)
         }
     }
 

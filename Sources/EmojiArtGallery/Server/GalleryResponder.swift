@@ -1,18 +1,16 @@
+import EmbeddedHTTP
 import EmojiArtPNG
 import Foundation
 import HTTPTypes
-import Hummingbird
-import NIOCore
 
 /// Answers every request the gallery gets: the book's two endpoints, quirks included, the
 /// control endpoints, and 404 for the rest.
 ///
 /// One responder rather than a `Router` plus middleware, so that counting, the injected latency,
 /// the choice of fault and the log line all come from one place and see the same fault plan
-/// snapshot. It never throws from `respond`: every answer, errors included, is a `Response`.
-struct GalleryResponder: HTTPResponder {
-    typealias Context = GalleryRequestContext
-
+/// snapshot. Every answer, errors included, is a response. Runs on the connection's thread (``EmbeddedHTTP``),
+/// so the injected latency and the paced bodies simply block it.
+struct GalleryResponder: Sendable {
     let state: GalleryState
     let requestLogger: (@Sendable (GalleryRequestRecord) -> Void)?
 
@@ -24,42 +22,42 @@ struct GalleryResponder: HTTPResponder {
     /// Largest fault plan `POST /_control/faults` accepts.
     static let maximumControlBody = 1 << 20
 
-    func respond(to request: Request, context: Context) async throws -> Response {
-        let target = request.uri.string
-        let path = request.uri.path
+    func respond(to request: HTTPServerRequest) -> HTTPServerResponse {
+        let target = request.target
+        let path = String(request.path)
         let answer: Answer
         if path.hasPrefix("/_control/") {
-            answer = await control(request, path: path)
+            answer = control(request, path: path)
         } else {
             state.recordRequest(target: target, isImage: path == GalleryCatalog.imagePath)
             let faults = state.faults
             if faults.latencyMilliseconds > 0 {
-                _ = await state.pause(milliseconds: faults.latencyMilliseconds)
+                _ = state.pause(milliseconds: faults.latencyMilliseconds)
             }
-            answer = gallery(request, path: path, faults: faults, context: context)
+            answer = gallery(request, path: path, faults: faults)
         }
-        return logged(answer, method: request.method.rawValue, target: target)
+        return logged(answer, method: request.head.method.rawValue, target: target)
     }
 
     /// A response and the name of the fault that shaped it, for the log.
     struct Answer {
-        var response: Response
+        var response: HTTPServerResponse
         var fault: String = "none"
     }
 
     // MARK: The book's endpoints
 
-    private func gallery(_ request: Request, path: String, faults: GalleryFaults, context: Context) -> Answer {
+    private func gallery(_ request: HTTPServerRequest, path: String, faults: GalleryFaults) -> Answer {
         guard path == GalleryCatalog.feedPath || path == GalleryCatalog.imagePath else {
             return Answer(response: Self.json(status: .notFound, #"{"error": "Not found."}"#))
         }
-        guard request.method == .get else {
+        guard request.head.method == .get else {
             return Answer(response: Self.methodNotAllowed(allow: "GET"))
         }
         if path == GalleryCatalog.feedPath {
             return feed(request.head, faults: faults)
         }
-        return image(request.head, query: request.uri.query ?? "", faults: faults, context: context)
+        return image(request.head, query: request.query.map(String.init) ?? "", faults: faults)
     }
 
     /// `GET /gallery/images`: every item three times, shuffled afresh for each request.
@@ -104,7 +102,7 @@ struct GalleryResponder: HTTPResponder {
     /// `Last-Modified` of exactly those bytes, and a conditional request they satisfy gets `304`;
     /// the transport faults (`truncated`, `slow`, `endless`, `serverError`) send no validators and
     /// never answer 304, so they always show.
-    private func image(_ head: HTTPRequest, query: String, faults: GalleryFaults, context: Context) -> Answer {
+    private func image(_ head: HTTPRequest, query: String, faults: GalleryFaults) -> Answer {
         guard let n = Int(query), !GalleryCatalog.isErrorItem(n, count: state.count) else {
             let validators = state.revision.validators(of: Self.notFoundBytes)
             if validators.notModified(for: head) {
@@ -120,7 +118,7 @@ struct GalleryResponder: HTTPResponder {
             )
         }
         if fault == .endless {
-            return Answer(response: Self.png(n: n, body: FaultBodies.endless(state: state, context: context)), fault: ImageFault.endless.name)
+            return Answer(response: Self.png(n: n, body: FaultBodies.endless(state: state)), fault: ImageFault.endless.name)
         }
         let png: [UInt8]
         do {
@@ -132,7 +130,7 @@ struct GalleryResponder: HTTPResponder {
         } catch {
             return Answer(response: Self.json(status: .internalServerError, Self.errorJSON(error.description)))
         }
-        let body: ResponseBody
+        let body: HTTPServerResponseBody
         switch fault {
         case nil, .changing, .corrupt:
             let bytes = fault == .corrupt ? FaultBodies.corrupted(png) : png
@@ -141,13 +139,13 @@ struct GalleryResponder: HTTPResponder {
             if validators.notModified(for: head) {
                 return Answer(response: Self.notModified(validators), fault: faultName)
             }
-            var response = Self.png(n: n, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
-            response.headers.append(contentsOf: validators.headerFields)
+            var response = Self.png(n: n, body: .bytes(bytes))
+            response.head.headerFields.append(contentsOf: validators.headerFields)
             return Answer(response: response, fault: faultName)
         case .truncated:
-            body = FaultBodies.truncated(png, context: context)
+            body = FaultBodies.truncated(png)
         case .slow(let milliseconds):
-            body = FaultBodies.slow(png, milliseconds: milliseconds, state: state, context: context)
+            body = FaultBodies.slow(png, milliseconds: milliseconds, state: state)
         case .serverError, .endless:
             preconditionFailure("answered above")
         }
@@ -156,14 +154,13 @@ struct GalleryResponder: HTTPResponder {
 
     // MARK: Control endpoints
 
-    private func control(_ request: Request, path: String) async -> Answer {
-        switch (path, request.method) {
+    private func control(_ request: HTTPServerRequest, path: String) -> Answer {
+        switch (path, request.head.method) {
         case ("/_control/stats", .get):
             return Answer(response: Self.json(status: .ok, encoding: state.stats))
         case ("/_control/faults", .post):
             do {
-                let body = try await request.body.collect(upTo: Self.maximumControlBody)
-                let faults = try JSONDecoder().decode(GalleryFaults.self, from: Data(body.readableBytesView))
+                let faults = try JSONDecoder().decode(GalleryFaults.self, from: Data(request.body))
                 state.setFaults(faults)
                 return Answer(response: Self.json(status: .ok, encoding: faults))
             } catch {
@@ -183,26 +180,15 @@ struct GalleryResponder: HTTPResponder {
 
     // MARK: Logging
 
-    /// Wraps the body so that, once it is written or abandoned, the request is logged with the
-    /// number of bytes that really went out.
-    private func logged(_ answer: Answer, method: String, target: String) -> Response {
+    /// Logs the request once its body is written or abandoned, with the number of bytes that really went out.
+    private func logged(_ answer: Answer, method: String, target: String) -> HTTPServerResponse {
         guard let requestLogger else { return answer.response }
         var response = answer.response
-        let body = response.body
-        let status = response.status.code
+        let status = response.head.status.code
         let fault = answer.fault
-        response.body = ResponseBody(contentLength: body.contentLength) { writer in
-            let tally = ByteTally()
-            let record = { (error: String?) in
-                GalleryRequestRecord(method: method, path: target, status: status, bytes: tally.value, fault: fault, error: error)
-            }
-            do {
-                try await body.write(CountingBodyWriter(base: writer, tally: tally))
-                requestLogger(record(nil))
-            } catch {
-                requestLogger(record("\(error)"))
-                throw error
-            }
+        response.onFinish = { bytes, error in
+            requestLogger(GalleryRequestRecord(
+                method: method, path: target, status: status, bytes: bytes, fault: fault, error: error.map { "\($0)" }))
         }
         return response
     }
@@ -211,38 +197,38 @@ struct GalleryResponder: HTTPResponder {
 
     /// A PNG response with the book's headers: `application/octet-stream` and the lying
     /// `Content-Disposition: filename="N.tiff"`.
-    private static func png(n: Int, body: ResponseBody) -> Response {
-        Response(
+    private static func png(n: Int, body: HTTPServerResponseBody) -> HTTPServerResponse {
+        HTTPServerResponse(
             status: .ok,
-            headers: [.contentType: "application/octet-stream", .contentDisposition: "filename=\"\(n).tiff\""],
+            headerFields: [.contentType: "application/octet-stream", .contentDisposition: "filename=\"\(n).tiff\""],
             body: body
         )
     }
 
     /// `304 Not Modified`: the validators and no body (RFC 9110 section 15.4.5).
-    private static func notModified(_ validators: ResourceValidators) -> Response {
-        Response(status: .notModified, headers: validators.headerFields, body: ResponseBody())
+    private static func notModified(_ validators: ResourceValidators) -> HTTPServerResponse {
+        HTTPServerResponse(status: .notModified, headerFields: validators.headerFields)
     }
 
-    private static func json(status: HTTPResponse.Status, bytes: [UInt8], validators: ResourceValidators) -> Response {
+    private static func json(status: HTTPResponse.Status, bytes: [UInt8], validators: ResourceValidators) -> HTTPServerResponse {
         var response = json(status: status, bytes: bytes)
-        response.headers.append(contentsOf: validators.headerFields)
+        response.head.headerFields.append(contentsOf: validators.headerFields)
         return response
     }
 
-    private static func json(status: HTTPResponse.Status, _ text: String, validators: ResourceValidators) -> Response {
+    private static func json(status: HTTPResponse.Status, _ text: String, validators: ResourceValidators) -> HTTPServerResponse {
         json(status: status, bytes: Array(text.utf8), validators: validators)
     }
 
-    private static func json(status: HTTPResponse.Status, _ text: String) -> Response {
+    private static func json(status: HTTPResponse.Status, _ text: String) -> HTTPServerResponse {
         json(status: status, bytes: Array(text.utf8))
     }
 
-    private static func json(status: HTTPResponse.Status, bytes: [UInt8]) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    private static func json(status: HTTPResponse.Status, bytes: [UInt8]) -> HTTPServerResponse {
+        HTTPServerResponse(status: status, headerFields: [.contentType: "application/json"], body: .bytes(bytes))
     }
 
-    private static func json(status: HTTPResponse.Status, encoding value: some Encodable) -> Response {
+    private static func json(status: HTTPResponse.Status, encoding value: some Encodable) -> HTTPServerResponse {
         do {
             let encoder = jsonEncoder()
             return json(status: status, bytes: Array(try encoder.encode(value)))
@@ -259,9 +245,9 @@ struct GalleryResponder: HTTPResponder {
         return encoder
     }
 
-    private static func methodNotAllowed(allow: String) -> Response {
+    private static func methodNotAllowed(allow: String) -> HTTPServerResponse {
         var response = json(status: .methodNotAllowed, #"{"error": "Method not allowed."}"#)
-        response.headers[.allow] = allow
+        response.head.headerFields[.allow] = allow
         return response
     }
 

@@ -1,6 +1,4 @@
-import Hummingbird
-import Logging
-import ServiceLifecycle
+import EmbeddedHTTP
 import Synchronization
 
 /// A Linux stand-in for the book's EmojiArt gallery server, with fault injection.
@@ -12,8 +10,8 @@ import Synchronization
 /// (``GalleryFaults``), counts requests, and has control endpoints under `/_control/` for
 /// scripts (`GET /_control/stats`, `POST /_control/faults`, `POST /_control/reset`).
 ///
-/// Runs Hummingbird 2 inside its own `ServiceGroup` on NIO's shared event loops; ``start()``
-/// returns once the socket is bound, ``stop()`` shuts down gracefully. Owns no threads of its own.
+/// Serves through ``EmbeddedHTTP/HTTPServer`` (a thread per connection); ``start()`` returns once the socket is
+/// bound, ``stop()`` shuts down gracefully and returns once every thread of the server has ended.
 /// A server starts once: after ``stop()`` make a new one.
 public final class GalleryServer: Sendable {
     /// The configuration the server was made with (its `faults` is the initial plan; see ``faults``).
@@ -24,12 +22,12 @@ public final class GalleryServer: Sendable {
     /// Where the server is in its life. Only ever moves forward.
     private enum Lifecycle {
         case idle
-        case starting(ServiceGroup, Task<Void, Never>)
-        case running(url: String, ServiceGroup, Task<Void, Never>)
-        case stopped(Task<Void, Never>?)
+        case starting
+        case running(url: String, HTTPServer)
+        case stopped(HTTPServer?)
     }
 
-    /// How long ``stop()`` lets connections finish before cancelling them outright.
+    /// How long ``stop()`` lets connections finish before cutting them.
     static let gracefulStopTimeout = Duration.seconds(5)
 
     /// Makes a server; nothing is bound until ``start()``. The item checksums are made here.
@@ -47,114 +45,69 @@ public final class GalleryServer: Sendable {
     /// - Throws: ``GalleryServerError`` with `.bindFailed` if the socket cannot be bound,
     ///   `.invalidState` if a start is already under way or the server was stopped.
     public func start() async throws -> String {
-        let (events, continuation) = AsyncStream.makeStream(of: Result<Int, GalleryServerError>.self)
-        let logger = Logger(label: "emojiart-gallery") { _ in SwiftLogNoOpLogHandler() }
-        let application = Application(
-            responder: GalleryResponder(state: state, requestLogger: configuration.requestLogger),
-            configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port),
-                serverName: nil
-            ),
-            onServerRunning: { channel in
-                continuation.yield(.success(channel.localAddress?.port ?? -1))
-            },
-            logger: logger
-        )
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: logger))
-        let host = configuration.host
-        let port = configuration.port
-        // Launch only from the idle state, and record it in the same critical section, so that two
-        // concurrent starts cannot both run.
-        let claim: Result<Task<Void, Never>, GalleryServerError>? = lifecycle.withLock { lifecycle in
+        let claim: Result<Bool, GalleryServerError> = lifecycle.withLock { lifecycle in
             switch lifecycle {
             case .idle:
-                let task = Task {
-                    do {
-                        try await group.run()
-                        continuation.yield(.failure(GalleryServerError(kind: .stoppedBeforeReady, message: "the server stopped")))
-                    } catch {
-                        continuation.yield(.failure(GalleryServerError(
-                            kind: .bindFailed, message: "cannot serve on \(host):\(port)", underlying: "\(error)")))
-                    }
-                    continuation.finish()
-                }
-                lifecycle = .starting(group, task)
-                return .success(task)
+                lifecycle = .starting
+                return .success(true)
             case .running:
-                return nil
+                return .success(false)
             case .starting:
                 return .failure(GalleryServerError(kind: .invalidState, message: "start() is already under way"))
             case .stopped:
                 return .failure(GalleryServerError(kind: .invalidState, message: "the server was stopped; make a new GalleryServer"))
             }
         }
-        let task: Task<Void, Never>
-        switch claim {
-        case nil:
-            return try currentURL()
-        case .failure(let error)?:
-            throw error
-        case .success(let launched)?:
-            task = launched
+        guard try claim.get() else { return try currentURL() }
+        let responder = GalleryResponder(state: state, requestLogger: configuration.requestLogger)
+        let server = HTTPServer(
+            host: configuration.host, port: configuration.port, maximumBodySize: GalleryResponder.maximumControlBody,
+            handler: { responder.respond(to: $0) })
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            lifecycle.withLock { $0 = .stopped(nil) }
+            throw GalleryServerError(
+                kind: .bindFailed, message: "cannot serve on \(configuration.host):\(configuration.port)", underlying: error.message)
         }
-
-        // The first event is either the bound port or the reason there is none.
-        var outcome = Result<Int, GalleryServerError>.failure(
-            GalleryServerError(kind: .stoppedBeforeReady, message: "the server stopped before it was ready"))
-        for await event in events {
-            outcome = event
-            break
+        let url = "http://\(Self.urlHost(configuration.host)):\(port)"
+        let stoppedMeanwhile = lifecycle.withLock { lifecycle -> Bool in
+            guard case .starting = lifecycle else { return true }
+            lifecycle = .running(url: url, server)
+            return false
         }
-        let url = try lifecycle.withLock { lifecycle -> Result<String, GalleryServerError> in
-            guard case .starting = lifecycle else {
-                return .failure(GalleryServerError(kind: .stoppedBeforeReady, message: "stop() was called during start()"))
-            }
-            switch outcome {
-            case .success(let port):
-                let url = "http://\(Self.urlHost(host)):\(port)"
-                lifecycle = .running(url: url, group, task)
-                return .success(url)
-            case .failure(let error):
-                lifecycle = .stopped(task)
-                return .failure(error)
-            }
-        }.get()
+        if stoppedMeanwhile {
+            await server.stop(gracePeriod: .zero)
+            throw GalleryServerError(kind: .stoppedBeforeReady, message: "stop() was called during start()")
+        }
         return url
     }
 
     /// Stops serving and waits for shutdown (idempotent). Tests call this in `defer`-like cleanup.
     ///
     /// Open connections finish their current response; endless and slow bodies end at once.
-    /// Anything still running after a few seconds is cancelled.
+    /// Anything still running after a few seconds is cut.
     public func stop() async {
-        let (group, task): (ServiceGroup?, Task<Void, Never>?) = lifecycle.withLock { lifecycle in
+        let server: HTTPServer? = lifecycle.withLock { lifecycle in
             switch lifecycle {
-            case .idle:
+            case .idle, .starting:
                 lifecycle = .stopped(nil)
-                return (nil, nil)
-            case .starting(let group, let task), .running(_, let group, let task):
-                lifecycle = .stopped(task)
-                return (group, task)
-            case .stopped(let task):
-                return (nil, task)
+                return nil
+            case .running(_, let server):
+                lifecycle = .stopped(server)
+                return server
+            case .stopped(let server):
+                return server
             }
         }
         state.beginStopping()
-        if let group {
-            await group.triggerGracefulShutdown()
-        }
-        guard let task else { return }
-        let watchdog = Task {
-            try await Task.sleep(for: Self.gracefulStopTimeout)
-            task.cancel()
-        }
-        await task.value
-        watchdog.cancel()
+        await server?.stop(gracePeriod: Self.gracefulStopTimeout)
     }
 
     private func currentURL() throws -> String {
         try lifecycle.withLock { lifecycle -> Result<String, GalleryServerError> in
-            guard case .running(let url, _, _) = lifecycle else {
+            guard case .running(let url, _) = lifecycle else {
                 return .failure(GalleryServerError(kind: .invalidState, message: "the server is not running"))
             }
             return .success(url)

@@ -18,7 +18,7 @@ public struct GalleryServerError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// What went wrong, in words a user can act on.
     public var message: String
-    /// The error underneath, e.g. NIO's `IOError` for a failed `bind(2)`, as text.
+    /// The error underneath, e.g. what `bind(2)` said, as text.
     public var underlying: String?
 
     /// Creates an error.

@@ -1,10 +1,14 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Everything a running gallery shares between its request handlers: the catalog, the image
 /// cache, the fault plan, request counts and the stop flag.
 ///
 /// One `Mutex` guards the small mutable part; every critical section is a few dictionary
-/// operations, never I/O or painting, so handlers on NIO's threads never wait long. The catalog
+/// operations, never I/O or painting, so connection threads never wait long. The catalog
 /// is immutable after init and the image cache has its own lock.
 final class GalleryState: Sendable {
     /// Number of unique items (N = 1...count).
@@ -130,19 +134,16 @@ final class GalleryState: Sendable {
         mutable.withLock { $0.stopping }
     }
 
-    /// Sleeps for `milliseconds`, in short steps so that a stopping server (or a cancelled task)
-    /// does not wait out a long injected delay. Returns false if it was cut short.
-    func pause(milliseconds: Int) async -> Bool {
+    /// Blocks the calling thread (a connection's own) for `milliseconds`, in short steps so that a stopping
+    /// server does not wait out a long injected delay. Returns false if it was cut short.
+    func pause(milliseconds: Int) -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(milliseconds))
         while clock.now < deadline {
-            if isStopping || Task.isCancelled { return false }
+            if isStopping { return false }
             let step = min(Duration.milliseconds(20), clock.now.duration(to: deadline))
-            do {
-                try await clock.sleep(for: step)
-            } catch {
-                return false
-            }
+            let (seconds, attoseconds) = step.components
+            usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
         }
         return !isStopping
     }

@@ -1,24 +1,21 @@
-import Hummingbird
-import Logging
+import EmbeddedHTTP
+import HTTPTypes
 import Prometheus
-import ServiceLifecycle
 
 /// The opt-in Prometheus endpoint: `GET /metrics` on `--metrics-listen HOST:PORT`, in the text exposition
 /// format, rendered from the registry that the agent's `SyncMetrics` record into.
 ///
-/// Owns the Hummingbird application and the task that runs it (in a `ServiceGroup` of its own that handles no
-/// signals: the agent answers those). Nothing else is served; there is no authentication, which is why the
+/// Owns the ``EmbeddedHTTP/HTTPServer`` that serves it (the same small server as the bundled gallery: one
+/// thread accepting, one per connection). Nothing else is served; there is no authentication, which is why the
 /// man page says to keep it on loopback.
 public final class MetricsEndpoint: Sendable {
     /// Where it listens, with the bound port (useful when the port asked for was 0).
     public let address: MetricsListenAddress
-    private let group: ServiceGroup
-    private let task: Task<Void, Never>
+    private let server: HTTPServer
 
-    private init(address: MetricsListenAddress, group: ServiceGroup, task: Task<Void, Never>) {
+    private init(address: MetricsListenAddress, server: HTTPServer) {
         self.address = address
-        self.group = group
-        self.task = task
+        self.server = server
     }
 
     /// `http://HOST:PORT/metrics`.
@@ -29,53 +26,29 @@ public final class MetricsEndpoint: Sendable {
     public static func start(
         registry: PrometheusCollectorRegistry, address: MetricsListenAddress
     ) async throws(SyncError) -> MetricsEndpoint {
-        let router = Router()
-        router.get("metrics") { _, _ -> Response in
+        let server = HTTPServer(host: address.host, port: address.port, maximumBodySize: 0) { request in
+            guard request.path == "/metrics" else {
+                return HTTPServerResponse(status: .notFound, headerFields: [.contentType: "text/plain; charset=utf-8"], body: .bytes(Array("not found; try /metrics\n".utf8)))
+            }
+            guard request.head.method == .get || request.head.method == .head else {
+                return HTTPServerResponse(status: .methodNotAllowed, headerFields: [.allow: "GET, HEAD"])
+            }
             var text: [UInt8] = []
             registry.emit(into: &text)
-            return Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
+            return HTTPServerResponse(
+                status: .ok, headerFields: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .bytes(text))
         }
-        let quiet = Logger(label: "emojiart-sync.metrics") { _ in SwiftLogNoOpLogHandler() }
-        let (bound, boundContinuation) = AsyncStream.makeStream(of: Int?.self)
-        let application = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
-            onServerRunning: { channel in boundContinuation.yield(channel.localAddress?.port) },
-            logger: quiet)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: quiet))
-        let failure = AsyncStream.makeStream(of: String.self)
-        let task = Task {
-            do {
-                try await group.run()
-            } catch {
-                failure.continuation.yield(String(describing: error))
-            }
-            boundContinuation.yield(nil)
-            boundContinuation.finish()
-            failure.continuation.finish()
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            throw SyncError(.configuration, "--metrics-listen \(address): cannot listen: \(error.message)")
         }
-        var port: Int?
-        for await event in bound {
-            port = event
-            break
-        }
-        guard let port else {
-            var reason = "the server stopped"
-            for await message in failure.stream {
-                reason = message
-                break
-            }
-            throw SyncError(.configuration, "--metrics-listen \(address): cannot listen: \(reason)")
-        }
-        return MetricsEndpoint(address: MetricsListenAddress(host: address.host, port: port), group: group, task: task)
+        return MetricsEndpoint(address: MetricsListenAddress(host: address.host, port: port), server: server)
     }
 
-    /// Stops serving and waits until the socket is closed. Idempotent.
+    /// Stops serving and waits until the socket is closed and its threads have ended. Idempotent.
     public func stop() async {
-        await group.triggerGracefulShutdown()
-        await task.value
+        await server.stop(gracePeriod: .seconds(2))
     }
 }

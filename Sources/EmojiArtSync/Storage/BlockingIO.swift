@@ -1,7 +1,5 @@
-import NIOPosix
-
 /// Where blocking file work runs: writing and `fsync`ing a new file, reading a whole file to verify or hash it,
-/// `fsync` of the directory. It goes to a thread pool of its own (NIO's `NIOThreadPool`), so it never holds the
+/// `fsync` of the directory. It goes to a thread pool of its own (``BlockingThreadPool``), so it never holds the
 /// `SyncActor` nor one of the threads of Swift's cooperative pool, which has only as many threads as cores: on
 /// a 2-core machine one `fsync` there would stall half of the agent, a repair included.
 ///
@@ -10,24 +8,19 @@ import NIOPosix
 enum BlockingIO {
     static let threads = 8
 
-    private static let pool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: threads)
-        pool.start()
-        return pool
-    }()
+    private static let pool = BlockingThreadPool(threads: threads, name: "emojiart-io")
 
     /// Runs `body` on the blocking-I/O pool and returns its result (or rethrows its error).
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await pool.runIfActive(body)
+        try await withCheckedThrowingContinuation { continuation in
+            pool.submit { continuation.resume(with: Result(catching: body)) }
+        }
     }
 
-    /// Runs a body that cannot fail on the blocking-I/O pool. Only a pool that was shut down (never: it lives
-    /// as long as the process) could make `run` throw; the body then runs right here rather than not at all.
+    /// Runs a body that cannot fail on the blocking-I/O pool.
     static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        do {
-            return try await pool.runIfActive(body)
-        } catch {
-            return body()
+        await withCheckedContinuation { continuation in
+            pool.submit { continuation.resume(returning: body()) }
         }
     }
 }

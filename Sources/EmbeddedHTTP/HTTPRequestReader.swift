@@ -1,0 +1,128 @@
+import HTTPTypes
+
+/// Reads requests off one connection: the head up to its blank line (at most `maximumHeadSize` bytes), then
+/// a body of exactly `Content-Length` bytes (at most `maximumBodySize`). Keeps what it read past one request
+/// for the next (pipelining).
+struct HTTPRequestReader {
+    /// What the next read gave.
+    enum Outcome {
+        /// A request, and whether the connection may carry another one after it.
+        case request(HTTPServerRequest, keepAlive: Bool)
+        /// A request the server will not serve: answer `status` with `reason`, then close.
+        case refuse(HTTPResponse.Status, reason: String)
+        /// The client closed the connection (or it was shut down) between requests.
+        case closed
+    }
+
+    let maximumHeadSize: Int
+    let maximumBodySize: Int
+    private var buffer: [UInt8] = []
+
+    init(maximumHeadSize: Int, maximumBodySize: Int) {
+        self.maximumHeadSize = maximumHeadSize
+        self.maximumBodySize = maximumBodySize
+    }
+
+    mutating func next(from socket: ConnectedSocket) -> Outcome {
+        var searchFrom = 0
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = Self.blankLine(in: buffer, from: searchFrom)
+            if headEnd != nil { break }
+            searchFrom = max(0, buffer.count - 3)
+            if buffer.count > maximumHeadSize {
+                return .refuse(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
+                               reason: "the request head is larger than \(maximumHeadSize) bytes")
+            }
+            guard socket.receive(into: &buffer) else {
+                return .closed
+            }
+        }
+        let end = headEnd!
+        guard end <= maximumHeadSize else {
+            return .refuse(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
+                           reason: "the request head is larger than \(maximumHeadSize) bytes")
+        }
+        let headText = String(decoding: buffer[..<end], as: UTF8.self)
+        buffer.removeFirst(end + 4)
+        let parsed: (HTTPRequest, keepAlive: Bool)
+        switch Self.parseHead(headText) {
+        case .success(let head): parsed = head
+        case .failure(let refusal): return .refuse(refusal.status, reason: refusal.reason)
+        }
+        var head = parsed.0
+        if head.headerFields[.transferEncoding] != nil {
+            return .refuse(.notImplemented, reason: "request bodies must be sent with Content-Length, not Transfer-Encoding")
+        }
+        var length = 0
+        if let declared = head.headerFields[.contentLength] {
+            guard let value = Int(declared), value >= 0 else {
+                return .refuse(.badRequest, reason: "invalid Content-Length: \(declared)")
+            }
+            length = value
+        }
+        guard length <= maximumBodySize else {
+            return .refuse(.contentTooLarge, reason: "the request body is larger than \(maximumBodySize) bytes")
+        }
+        while buffer.count < length {
+            guard socket.receive(into: &buffer) else { return .closed }
+        }
+        let body = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        head.headerFields[.contentLength] = nil
+        return .request(HTTPServerRequest(head: head, body: body), keepAlive: parsed.keepAlive)
+    }
+
+    /// Where `\r\n\r\n` starts in `bytes`, searching from `start`.
+    private static func blankLine(in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        var index = start
+        while index + 3 < bytes.count {
+            if bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    struct Refusal: Error {
+        var status: HTTPResponse.Status
+        var reason: String
+    }
+
+    /// The request line and header fields; HTTP/1.1 keeps the connection unless `Connection: close`,
+    /// HTTP/1.0 closes it.
+    static func parseHead(_ text: String) -> Result<(HTTPRequest, keepAlive: Bool), Refusal> {
+        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
+        guard !lines.isEmpty else { return .failure(Refusal(status: .badRequest, reason: "empty request")) }
+        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
+        guard requestLine.count == 3, let method = HTTPRequest.Method(String(requestLine[0])), requestLine[1].first == "/" else {
+            return .failure(Refusal(status: .badRequest, reason: "malformed request line"))
+        }
+        let version = requestLine[2]
+        guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
+            return .failure(Refusal(status: .init(code: 505, reasonPhrase: "HTTP Version Not Supported"),
+                                    reason: "unsupported version \(version)"))
+        }
+        var fields = HTTPFields()
+        var authority: String?
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
+                return .failure(Refusal(status: .badRequest, reason: "malformed header field line"))
+            }
+            let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+            let trimmed = String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+            // swift-http-types keeps `Host` as the request's authority, not as a field.
+            if name.canonicalName == "host" {
+                authority = trimmed
+            } else {
+                fields.append(HTTPField(name: name, value: trimmed))
+            }
+        }
+        let closes = fields[values: .connection].contains { $0.lowercased().contains("close") }
+        let keepAlive = version == "HTTP/1.1" && !closes
+        let head = HTTPRequest(method: method, scheme: nil, authority: authority, path: String(requestLine[1]), headerFields: fields)
+        return .success((head, keepAlive))
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An error that fails the one test whose helper threw it.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A blocking TCP client for the server's tests: what it sends is exactly the bytes given (malformed requests
+/// included), and it reads until the server closes the connection or enough bytes have come.
+final class RawClient {
+    private let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw TestFailure("connect to port \(port): errno \(errno)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == bytes.count else { throw TestFailure("send: \(sent) of \(bytes.count), errno \(errno)") }
+    }
+
+    /// Reads until the server closes the connection (or 10 s pass); returns everything read and whether it closed.
+    func readToEnd() -> (text: String, closed: Bool) {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                received += chunk[..<count]
+            } else {
+                return (String(decoding: received, as: UTF8.self), count == 0)
+            }
+        }
+    }
+
+    /// Reads until `text` has been seen `times` times (or 10 s pass).
+    func read(until text: String, times: Int = 1) -> String {
+        var received = ""
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while received.components(separatedBy: text).count - 1 < times {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += String(decoding: chunk[..<count], as: UTF8.self)
+        }
+        return received
+    }
+}
+
+/// Open descriptors and threads of this process, from /proc.
+enum ProcessResources {
+    static var descriptors: Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+    }
+
+    /// Threads named `embedded-http`: the server's own.
+    static var serverThreads: Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return name.trimmingCharacters(in: .whitespacesAndNewlines) == "embedded-http"
+        }.count
+    }
+}
