@@ -14,8 +14,11 @@ final class BlockingThreadPool: Sendable {
 
     init(threads: Int, name: String) {
         for index in 0..<threads {
-            let thread = Thread { [self] in workLoop() }
-            thread.name = "\(name)-\(index)"
+            let thread = Thread { [self] in
+                // Named from inside: set before `start()`, the name does not reach the kernel on Linux.
+                Thread.current.name = "\(name)-\(index)"
+                workLoop()
+            }
             thread.start()
         }
     }
