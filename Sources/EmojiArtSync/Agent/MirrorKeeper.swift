@@ -168,6 +168,7 @@ public final class MirrorKeeper {
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ])
         try? await database.makeDurable()
+        await FreedMemory.release()  // a changed feed's pass freed far more than it keeps (a 304 ended above)
     }
 
     private func scheduleNextPoll() {
@@ -343,6 +344,7 @@ public final class MirrorKeeper {
     /// `SIGUSR1`: drops the memory cache (the next accesses are disk hits).
     public func purgeMemory() async -> AgentStatus.Purge {
         let dropped = await loader.purge()
+        await FreedMemory.release()  // what the cache held goes back to the kernel, not to malloc's free lists
         return recordPurge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes)
     }
 
