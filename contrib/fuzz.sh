@@ -78,10 +78,12 @@ for name in "${targets[@]}"; do
   fi
   echo "== $name: fuzzing for $seconds s (nice 19); new inputs in .build-fuzz/corpus/$name"
   # Kept crashers are seeds too: the fuzzer starts by checking that they no longer fail.
+  # -timeout=60, not 10: at nice 19 beside builds the fuzzer can be starved for over 10 s on an input that
+  # takes 0.1 s (two such false timeouts on 2026-11-24, both replayed in 0.13 s); a real hang still shows.
   seed_dirs=("$seeds")
   compgen -G "$kept/*" > /dev/null && seed_dirs+=("$kept")
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
-    nice -n 19 "$out/$name-fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    nice -n 19 "$out/$name-fuzzer" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 \
     -max_len=$max_len -print_final_stats=1 -artifact_prefix="$out/crashers/$name/" "${extra[@]}" \
     "$out/corpus/$name" "${seed_dirs[@]}" 2>&1 | tee "$out/$name.log" | grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)' || true
   if compgen -G "$out/crashers/$name/*" > /dev/null; then
