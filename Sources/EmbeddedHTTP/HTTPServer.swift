@@ -14,7 +14,7 @@ import Glibc
 /// docs/BENCHMARKS.md, first build). Not a general web server: no TLS, no HTTP/2, no request body streaming.
 ///
 /// Owns its listening socket, its threads and its connections; ``stop(gracePeriod:)`` ends them all and waits
-/// for every thread it started.
+/// until every thread it started is done.
 public final class HTTPServer: Sendable {
     /// Answers one request, on the connection's thread.
     public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
@@ -37,8 +37,8 @@ public final class HTTPServer: Sendable {
         var acceptThread: JoinableThread?
         var nextID = 0
         var connections: [Int: Connection] = [:]
-        var threads: [Int: JoinableThread] = [:]
-        var finished: [Int] = []
+        /// Connection threads started and not yet at their last instruction.
+        var connectionThreads = 0
     }
 
     private enum Phase { case idle, running, stopping, stopped }
@@ -126,11 +126,8 @@ public final class HTTPServer: Sendable {
         }
         let left = state.withLock { state in state.connections.values.map(\.socket) }
         for socket in left { socket.shutdown() }
-        let threads = state.withLock { state in
-            defer { state.threads = [:] }
-            return Array(state.threads.values)
-        }
-        for thread in threads { thread.join() }
+        // Every socket is shut down, so each connection thread is at most one handler call from its end.
+        while state.withLock({ $0.connectionThreads > 0 }) { usleep(1_000) }
         state.withLock { $0.phase = .stopped }
     }
 
@@ -144,7 +141,6 @@ public final class HTTPServer: Sendable {
     private func acceptLoop(listener: Int32) {
         while true {
             let fd = accept(listener, nil, nil)
-            reapFinishedThreads()
             if fd >= 0 {
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // no accept4 in Swift's Glibc: no child inherits it
                 // Each response's last write goes out at once: with Nagle's algorithm it would wait for the
@@ -165,6 +161,7 @@ public final class HTTPServer: Sendable {
                 guard state.phase == .running else { return nil }
                 state.nextID += 1
                 state.connections[state.nextID] = Connection(socket: socket, busy: false)
+                state.connectionThreads += 1
                 return state.nextID
             }
             guard let id else {
@@ -172,22 +169,15 @@ public final class HTTPServer: Sendable {
                 return
             }
             do {
-                let thread = try JoinableThread.start { [self] in serve(socket, id: id) }
-                state.withLock { $0.threads[id] = thread }
+                try JoinableThread.startDetached { [self] in serve(socket, id: id) }
             } catch {
-                state.withLock { _ = $0.connections.removeValue(forKey: id) }
+                state.withLock { state in
+                    state.connections[id] = nil
+                    state.connectionThreads -= 1
+                }
                 socket.close()
             }
         }
-    }
-
-    /// Joins the threads of connections that have ended, so a long-running server does not keep their stacks.
-    private func reapFinishedThreads() {
-        let done = state.withLock { state in
-            defer { state.finished = [] }
-            return state.finished.compactMap { state.threads.removeValue(forKey: $0) }
-        }
-        for thread in done { thread.join() }
     }
 
     // MARK: - One connection
@@ -216,7 +206,7 @@ public final class HTTPServer: Sendable {
         socket.close()
         state.withLock { state in
             state.connections[id] = nil
-            state.finished.append(id)
+            state.connectionThreads -= 1
         }
     }
 

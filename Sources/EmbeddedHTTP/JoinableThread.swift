@@ -4,8 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// A POSIX thread running a closure, joinable, so that `HTTPServer.stop()` can wait until every thread it
-/// started has ended: tests count a process's threads, and a stopped server must leave none behind.
+/// A POSIX thread running a closure: joinable (the accepting thread, which `HTTPServer.stop()` joins), or
+/// detached (connection threads, which the server counts instead).
 struct JoinableThread: Sendable {
     private let thread: pthread_t
 
@@ -32,6 +32,14 @@ struct JoinableThread: Sendable {
             throw HTTPServerError(.cannotListen, "cannot start a thread: \(String(cString: strerror(result)))")
         }
         return JoinableThread(thread: thread)
+    }
+
+    /// Starts a detached thread running `body`: nobody joins it, and the kernel frees it when it returns. For
+    /// connection threads, whose number the server counts instead (``HTTPServer`` waits for that count to reach
+    /// zero): a joinable thread nobody joins stays a zombie, and a server nobody stops never would.
+    static func startDetached(_ body: @escaping @Sendable () -> Void) throws(HTTPServerError) {
+        let thread = try start(body)
+        _ = pthread_detach(thread.thread)
     }
 
     /// Waits for the thread to end.
