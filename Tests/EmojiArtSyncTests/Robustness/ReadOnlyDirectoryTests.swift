@@ -39,7 +39,18 @@ final class ReadOnlySwitch {
     func makeReadOnly() throws {
         if let backing {
             try TmpfsMount.mount(["--bind", backing.path, dir.path])
-            try TmpfsMount.mount(["-o", "remount,bind,ro", dir.path])
+            // The remount fails with EBUSY while any file is open for writing through the new mount: the agent
+            // may be writing its status file through it at that very moment. That lasts milliseconds: try again.
+            var attempt = 0
+            while true {
+                do {
+                    try TmpfsMount.mount(["-o", "remount,bind,ro", dir.path])
+                    return
+                } catch where attempt < 100 {
+                    attempt += 1
+                    usleep(20_000)
+                }
+            }
         } else if chmod(dir.path, 0o555) != 0 {
             throw TestFailure("chmod 0555 \(dir.path): errno \(errno)")
         }
