@@ -141,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlHTTPTests",
-            dependencies: ["CurlHTTP", "EmojiArtGallery"],
+            dependencies: ["CurlHTTP", "EmojiArtGallery", "EmbeddedHTTP"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

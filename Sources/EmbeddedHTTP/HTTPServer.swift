@@ -67,7 +67,7 @@ public final class HTTPServer: Sendable {
             thread = try JoinableThread.start { [self] in acceptLoop(listener: fd) }
         } catch {
             close(fd)
-            throw error
+            throw HTTPServerError(.cannotListen, error.description)
         }
         state.withLock { state in
             state.listener = fd

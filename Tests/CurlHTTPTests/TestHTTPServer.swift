@@ -1,3 +1,4 @@
+import EmbeddedHTTP
 import Synchronization
 
 #if canImport(Glibc)
@@ -45,8 +46,8 @@ final class TestHTTPServer: Sendable {
 
     private struct State {
         var stopping = false
-        var acceptThread: TestThread?
-        var connectionThreads: [TestThread] = []
+        var acceptThread: JoinableThread?
+        var connectionThreads: [JoinableThread] = []
         var connections: [Int: Connection] = [:]
         var nextConnection = 0
         var acceptedConnections = 0
@@ -73,7 +74,7 @@ final class TestHTTPServer: Sendable {
         self.port = port
         self.handler = handler
         self.greeting = greeting
-        let thread = try TestThread.spawn { [self] in acceptLoop() }
+        let thread = try JoinableThread.start(name: "test-http") { [self] in acceptLoop() }
         state.withLock { $0.acceptThread = thread }
     }
 
@@ -102,7 +103,7 @@ final class TestHTTPServer: Sendable {
 
     /// Closes the listener and every connection, and waits for every thread to end. Idempotent.
     func stop() {
-        let acceptThread = state.withLock { state -> TestThread? in
+        let acceptThread = state.withLock { state -> JoinableThread? in
             state.stopping = true
             for connection in state.connections.values where !connection.closed {
                 shutdown(connection.fd, Int32(SHUT_RDWR))
@@ -157,7 +158,7 @@ final class TestHTTPServer: Sendable {
             }
             // Without a thread to serve it, the connection is closed at once: the client's request fails,
             // and with it the test that made it.
-            guard let thread = try? TestThread.spawn({ [self] in
+            guard let thread = try? JoinableThread.start(name: "test-http", { [self] in
                 serve(fd: fd)
                 closeConnection()
             }) else {
