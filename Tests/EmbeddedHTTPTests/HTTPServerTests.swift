@@ -98,7 +98,7 @@ struct HTTPServerTests {
         while !started.withLock({ $0 }) && clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try #require(started.withLock { $0 }, "the streamed body never started")
         #expect(ProcessResources.serverThreads == 3, "one accepting, one per connection")
-        await server.stop(gracePeriod: .seconds(1))
+        await server.stop(gracePeriod: .milliseconds(250))
         return (idle, busy)
     }
 

@@ -13,7 +13,7 @@ import Glibc
 struct OnceSignalTests {
     /// A gallery slow enough that a `--once` run of 9 images, one transfer at a time, is still syncing when the
     /// test acts on it.
-    static let slow = GalleryFaults(latencyMilliseconds: 400)
+    static let slow = GalleryFaults(latencyMilliseconds: 250)
 
     /// Starts `--once` and returns once it holds the lock and has asked the gallery for an image.
     static func startSlowOnce(_ gallery: GalleryFixture, dir: TemporaryDirectory, out: TemporaryDirectory) async throws -> AgentProcess {
