@@ -50,8 +50,8 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
               SIGUSR2  purge the disk cache (the agent's own files only), then fetch everything again
               SIGHUP   re-read the feed, rescan DIR, reopen the log file
               SIGTERM, SIGINT  stop gracefully (exit 0); a second one exits at once
-              A --once run answers SIGUSR1, refuses SIGUSR2 (no disk purge in a one-shot run), reopens the
-              log on SIGHUP, and on SIGTERM/SIGINT cleans up and exits 143/130.
+              A --once run answers SIGUSR1, refuses SIGUSR2 (no disk purge in a one-shot run), reopens the \
+            log on SIGHUP, and on SIGTERM/SIGINT cleans up and exits 143/130.
 
             EXIT STATUS
               0   --once: every asset in the feed is on disk and valid; agent: stopped on request

@@ -32,9 +32,10 @@ public final class ImageDatabase {
     /// The ledger and index; opened by `setUp()`.
     public private(set) var index: AssetIndex!
 
-    public private(set) var diskHits = 0
-    public private(set) var networkFetches = 0
-    public private(set) var bytesFetched = 0
+    /// Accesses by the layer that served them: one per `event=asset` line, as `emojiart_sync_hits_total`.
+    public private(set) var hits: [Hit: Int] = [:]
+    /// Bytes of asset bodies received from the gallery, valid or not, as `emojiart_sync_bytes_fetched_total`.
+    public nonisolated var bytesFetched: Int { fetcher.receivedBytes.count }
     public private(set) var repairs = 0
     public private(set) var conflicts = 0
     /// Keys of the feed the agent keeps now, and how many of them have a file in the index: kept as rows
@@ -135,8 +136,6 @@ public final class ImageDatabase {
             asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
             retag(entry, tag: tag, validators: validators)
         case .fetched(let fetched, let newValidators):
-            networkFetches += 1
-            bytesFetched += fetched.size
             asset = fetched
             if fetched.sha256 == entry.sha256 {
                 result = "unchanged"
@@ -204,7 +203,6 @@ public final class ImageDatabase {
     private func loadBelowMemory(_ key: AssetKey) async throws -> (Asset, Hit) {
         switch await readFromDisk(key) {
         case .hit(let asset):
-            diskHits += 1
             logAccess(key, hit: .disk, asset: asset)
             return (asset, .disk)
         case .notStored:
@@ -238,8 +236,6 @@ public final class ImageDatabase {
             throw SyncError(.server, "\(fetcher.server.url(for: key)) answered 304 to an unconditional request")
         }
         if index.unusableAnswer(for: key) != nil { try? index.forgetUnusableAnswer(for: key) }
-        networkFetches += 1
-        bytesFetched += asset.size
         try await store(asset, tag: feedTags[key], validators: validators)
         logAccess(key, hit: .network, asset: asset)
         return (asset, .network)
@@ -581,6 +577,7 @@ public final class ImageDatabase {
 
     private func logAccess(_ key: AssetKey, hit: Hit, asset: Asset) {
         changes.ring()
+        hits[hit, default: 0] += 1
         fetcher.metrics.hit(hit)
         logger.info("asset", metadata: [
             "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),

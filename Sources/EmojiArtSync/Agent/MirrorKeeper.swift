@@ -387,9 +387,9 @@ public final class MirrorKeeper {
         status.assets.failing = await loader.failureCount
         status.wakeUps = wakeUps
         status.indexFiles = database.ownedCount
-        status.hits.memory = await loader.memoryHits
-        status.hits.disk = database.diskHits
-        status.hits.network = database.networkFetches
+        status.hits.memory = database.hits[.memory, default: 0]
+        status.hits.disk = database.hits[.disk, default: 0]
+        status.hits.network = database.hits[.network, default: 0]
         status.repairs = database.repairs
         status.bytesFetched = database.bytesFetched
         status.memoryBytes = await loader.cachedBytes

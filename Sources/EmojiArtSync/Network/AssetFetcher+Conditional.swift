@@ -44,6 +44,7 @@ extension AssetFetcher {
         let response = try await withRetries {
             try Self.checked(try await self.client.get(url, headers: headers), conditional: !headers.isEmpty)
         }
+        receivedBytes.add(response.body.count)
         metrics.fetched(bytes: response.body.count, duration: started.duration(to: .now))
         if response.status == 304 { return .notModified }
         let body = response.body

@@ -19,6 +19,8 @@ public struct AssetFetcher: Sendable {
     public let retryPause: Duration
     /// Where hits, repairs, transfers and failures are counted (`SyncMetrics.off` without `--metrics-listen`).
     public let metrics: SyncMetrics
+    /// Bytes of asset bodies received (valid or not), shared by every copy of this fetcher.
+    public let receivedBytes = ReceivedBytes()
 
     public init(
         client: CurlHTTPClient, server: ServerAddress, verification: PNGVerification = .structure,

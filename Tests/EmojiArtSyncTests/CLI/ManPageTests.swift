@@ -23,4 +23,20 @@ struct ManPageTests {
             }
         }
     }
+
+    /// Every option of a sync run can come from the environment (`--max-delete` from `EMOJIART_SYNC_MAX_DELETE`),
+    /// so ENVIRONMENT names each variable. It missed the two options added last before this test.
+    @Test func everyOptionOfASyncRunHasItsVariableInTheEnvironmentSection() async throws {
+        let out = TemporaryDirectory("man-environment")
+        let roff = try String(contentsOfFile: RepositoryFiles.root + "/man/emojiart-sync.1", encoding: .utf8)
+        let sections = roff.components(separatedBy: "\n.SH ")
+        let environment = try #require(sections.first { $0.hasPrefix("ENVIRONMENT") }, "no ENVIRONMENT section")
+            .replacingOccurrences(of: "\\-", with: "-")
+        let options = try await HelpText.longOptions([], outputDirectory: out.path).subtracting(["--help", "--version"])
+        #expect(options.contains("--max-delete"))
+        for option in options {
+            let variable = "EMOJIART_SYNC_" + option.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_")
+            #expect(environment.contains(".B \(variable)\n"), "\(variable) (for \(option)) is not in ENVIRONMENT")
+        }
+    }
 }

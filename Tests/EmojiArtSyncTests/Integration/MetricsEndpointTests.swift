@@ -100,6 +100,15 @@ struct MetricsEndpointTests {
         #expect(networkHits < durations && durations <= networkHits + invalidCounted, "one duration per body")
         #expect((Self.value(samples, "emojiart_sync_bytes_fetched_total") ?? 0) > 0)
         #expect(Self.value(samples, "emojiart_sync_index_files") == Double(valid))
+
+        // `status` (the file the agent publishes as it stops) says the same as the endpoint. Before, its memory
+        // hits also counted accesses that joined a transfer which then failed, and its bytes only valid images.
+        let status = try AgentStatus.read(from: dir.file(".emojiart-sync/status.json"))
+        #expect(status.state == "stopped")
+        #expect(Double(status.hits.memory) == Self.value(samples, "emojiart_sync_hits_total", ["source": "memory"]))
+        #expect(Double(status.hits.disk) == Self.value(samples, "emojiart_sync_hits_total", ["source": "disk"]))
+        #expect(Double(status.hits.network) == Self.value(samples, "emojiart_sync_hits_total", ["source": "network"]))
+        #expect(Double(status.bytesFetched) == Self.value(samples, "emojiart_sync_bytes_fetched_total"))
         await endpoint.stop()
         await gallery.stop()
     }
