@@ -60,11 +60,15 @@ let package = Package(
         // The few C functions Swift cannot express: libpng's setjmp/longjmp error path, renameat2(2).
         .target(name: "CShims", dependencies: ["CPNG"]),
 
+        // Named, joinable POSIX threads for blocking work (the HTTP client's loop, the inotify reader, the small
+        // server's threads): the package's one caller of pthread_create.
+        .target(name: "POSIXThreads", swiftSettings: swiftSettings),
+
         // A small HTTP/1.1 server on POSIX sockets (a thread per connection) for the bundled gallery and the
         // metrics endpoint. Hummingbird on swift-nio did this before and was about 40 % of the first build.
         .target(
             name: "EmbeddedHTTP",
-            dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: ["POSIXThreads", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: swiftSettings
         ),
 
@@ -77,14 +81,14 @@ let package = Package(
         // An async HTTP client on one libcurl multi handle, driven by a thread of its own.
         .target(
             name: "CurlHTTP",
-            dependencies: ["CCurl"],
+            dependencies: ["CCurl", "POSIXThreads"],
             swiftSettings: swiftSettings
         ),
         // The agent: feed, caches, storage, watching, logging. Everything the CLI wires together.
         .target(
             name: "EmojiArtSync",
             dependencies: [
-                "CurlHTTP", "EmojiArtPNG", "CShims", "CCrypto", "CSQLite",
+                "CurlHTTP", "EmojiArtPNG", "CShims", "CCrypto", "CSQLite", "POSIXThreads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -130,6 +134,11 @@ let package = Package(
         ),
 
         .testTarget(
+            name: "POSIXThreadsTests",
+            dependencies: ["POSIXThreads"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "EmbeddedHTTPTests",
             dependencies: ["EmbeddedHTTP", "CurlHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: swiftSettings
@@ -141,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlHTTPTests",
-            dependencies: ["CurlHTTP", "EmojiArtGallery", "EmbeddedHTTP"],
+            dependencies: ["CurlHTTP", "EmojiArtGallery", "POSIXThreads"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import CCurl
+import POSIXThreads
 import Synchronization
 
 /// An async HTTP GET client on one libcurl multi handle, driven by a thread of its own.
@@ -25,8 +26,11 @@ public final class CurlHTTPClient: Sendable {
     /// The configuration in effect, after clamping (see ``HTTPClientConfiguration``).
     public let configuration: HTTPClientConfiguration
     private let mailbox: CurlLoopMailbox
-    private let thread: Mutex<CurlLoopThread?>
+    private let thread: Mutex<JoinableThread?>
     private let nextRequestID = Atomic<UInt64>(1)
+
+    /// The name of each client's loop thread (`/proc/PID/task/*/comm`, `top -H`).
+    public static let threadName = "curl-loop"
 
     /// Creates the multi handle and starts its thread.
     ///
@@ -51,14 +55,14 @@ public final class CurlHTTPClient: Sendable {
         }
         let mailbox = CurlLoopMailbox(wakeup: CurlMultiWakeup(multi))
         let loop = CurlMultiLoop(multi: multi, mailbox: mailbox, configuration: configuration)
-        // From here on the loop owns `multi`: if the thread does not start, `loop` is released
-        // by `start`, but the handle must still be cleaned up here.
-        let thread: CurlLoopThread
-        do throws(HTTPClientError) {
-            thread = try CurlLoopThread.start(loop)
+        // From here on the loop owns `multi` and cleans it up when it goes, also if the thread does not start.
+        let thread: JoinableThread
+        do {
+            thread = try JoinableThread.start(name: Self.threadName, handing: loop) { $0.run() }
         } catch {
-            curl_multi_cleanup(multi)
-            throw error
+            throw HTTPClientError(
+                kind: .transport, url: "", message: "could not start the HTTP client's thread",
+                call: "pthread_create", systemErrno: error.code)
         }
         self.configuration = configuration
         self.mailbox = mailbox

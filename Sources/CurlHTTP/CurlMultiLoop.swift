@@ -11,7 +11,7 @@ import Darwin
 
 /// The event loop that owns the libcurl multi handle (`CURLM *`) and every transfer on it.
 ///
-/// Runs on one dedicated thread (see ``CurlLoopThread``) and touches its state from that
+/// Runs on one dedicated thread (``CurlHTTPClient`` starts it) and touches its state from that
 /// thread only, which is why it is not `Sendable`: the multi handle, the easy handles, the
 /// table of active transfers and the FIFO of waiting requests all belong to it. The outside
 /// world talks to it only through the ``CurlLoopMailbox``.
@@ -46,8 +46,8 @@ final class CurlMultiLoop {
         self.configuration = configuration
     }
 
-    /// Runs until the mailbox says stop, then fails whatever is left, removes and cleans up
-    /// every easy handle and finally the multi handle (`curl_multi_cleanup`).
+    /// Runs until the mailbox says stop, then fails whatever is left and removes and cleans up
+    /// every easy handle; the multi handle goes when the loop does (`deinit`).
     func run() {
         while true {
             let work = mailbox.takeWork()
@@ -195,7 +195,8 @@ final class CurlMultiLoop {
 
     // MARK: - Shutdown
 
-    /// Fails every request this loop knows of, then releases all libcurl handles.
+    /// Fails every request this loop knows of and releases every easy handle (`deinit` then releases the
+    /// multi handle).
     private func shutDown() {
         // Requests that reached the mailbox after the last turn are in the final `takeWork`.
         enqueue(mailbox.takeWork().requests)
@@ -210,6 +211,11 @@ final class CurlMultiLoop {
         waiting.removeAll()
         waitingHead = 0
         mailbox.markStopped()
+    }
+
+    /// The multi handle goes with its owner: after ``run()`` (on the loop thread, as the thread lets go of the
+    /// loop) or, if the thread never started, wherever the loop was dropped.
+    deinit {
         curl_multi_cleanup(multi)
     }
 }

@@ -1,4 +1,5 @@
 import HTTPTypes
+import POSIXThreads
 import Synchronization
 
 #if canImport(Glibc)
@@ -18,6 +19,9 @@ import Glibc
 public final class HTTPServer: Sendable {
     /// Answers one request, on the connection's thread.
     public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
+
+    /// The name every thread of a server carries (`/proc/PID/task/*/comm`, `top -H`).
+    public static let threadName = "embedded-http"
 
     private let host: String
     private let requestedPort: Int
@@ -64,7 +68,7 @@ public final class HTTPServer: Sendable {
         let (fd, port) = try ListeningSocket.open(host: host, port: requestedPort)
         let thread: JoinableThread
         do {
-            thread = try JoinableThread.start { [self] in acceptLoop(listener: fd) }
+            thread = try JoinableThread.start(name: Self.threadName) { [self] in acceptLoop(listener: fd) }
         } catch {
             close(fd)
             throw HTTPServerError(.cannotListen, error.description)
@@ -88,7 +92,7 @@ public final class HTTPServer: Sendable {
         let waiter = Mutex<JoinableThread?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             do {
-                let thread = try JoinableThread.start { [self] in
+                let thread = try JoinableThread.start(name: Self.threadName) { [self] in
                     stopBlocking(gracePeriod: gracePeriod)
                     continuation.resume()
                 }
@@ -169,7 +173,7 @@ public final class HTTPServer: Sendable {
                 return
             }
             do {
-                try JoinableThread.startDetached { [self] in serve(socket, id: id) }
+                try JoinableThread.startDetached(name: Self.threadName) { [self] in serve(socket, id: id) }
             } catch {
                 state.withLock { state in
                     state.connections[id] = nil

@@ -35,6 +35,24 @@ struct ResourceTests {
         #expect(report.openConnectionsAfter == 0, "\(report)")
         #expect(report.acceptedConnections == report.cycles, "\(report)")
     }
+
+    @Test("each client's loop thread is named curl-loop (top -H tells it apart) and is gone after shutdown")
+    func theLoopThreadIsNamedAndEndsWithShutdown() async throws {
+        let result = try #require(
+            await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                let before = TestSockets.threadCount(named: CurlHTTPClient.threadName)
+                let client = try CurlHTTPClient()
+                // The thread names itself as it starts.
+                _ = await eventually { TestSockets.threadCount(named: CurlHTTPClient.threadName) == 1 }
+                let running = TestSockets.threadCount(named: CurlHTTPClient.threadName)
+                client.shutdown()
+                let after = TestSockets.threadCount(named: CurlHTTPClient.threadName)
+                let line = Array("curl-loop threads \(before) \(running) \(after)\n".utf8)
+                _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            })
+        let output = String(decoding: result.standardErrorContent, as: UTF8.self)
+        #expect(output.contains("curl-loop threads 0 1 0"), "before, running, after shutdown: \(output)")
+    }
 }
 
 /// The measurement behind ``ResourceTests``, run inside the exit test's child process.

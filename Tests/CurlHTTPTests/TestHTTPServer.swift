@@ -1,4 +1,4 @@
-import EmbeddedHTTP
+import POSIXThreads
 import Synchronization
 
 #if canImport(Glibc)

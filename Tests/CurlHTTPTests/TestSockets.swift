@@ -67,6 +67,24 @@ enum TestSockets {
         directoryEntryCount("/proc/self/task")
     }
 
+    /// Threads of this process named `name` (`/proc/self/task/*/comm`).
+    static func threadCount(named name: String) -> Int {
+        guard let directory = opendir("/proc/self/task") else { return -1 }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            let task = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard task.first != ".", let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
+            defer { fclose(file) }
+            var line = [CChar](repeating: 0, count: 64)
+            if fgets(&line, Int32(line.count), file) != nil,
+                String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == name {
+                count += 1
+            }
+        }
+        return count
+    }
+
     private static func directoryEntryCount(_ path: String) -> Int {
         guard let directory = opendir(path) else { return -1 }
         defer { closedir(directory) }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import POSIXThreads
 import Synchronization
 
 /// Watches one directory, not recursively, with Linux inotify and delivers what happens in it as an
@@ -92,7 +93,7 @@ public final class DirectoryWatcher: Sendable {
     private let readerFailure: ReaderFailure
     /// The reader thread until ``stop()`` has joined it, then nil. The lock is held for all of
     /// ``stop()``, so a second, concurrent caller returns only after the first has finished.
-    private let thread: Mutex<WatcherThread?>
+    private let thread: Mutex<JoinableThread?>
 
     /// The number of the next watcher's thread name.
     private static let nextSerial = Atomic<Int>(1)
@@ -138,15 +139,17 @@ public final class DirectoryWatcher: Sendable {
         let threadName = "dirwatch-\(Self.nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)"
         let reader = InotifyReader(
             inotifyDescriptor: inotifyDescriptor, wakeDescriptor: wake.descriptor,
-            continuation: continuation, failure: readerFailure, path: path, threadName: threadName)
-        let thread: WatcherThread
+            continuation: continuation, failure: readerFailure, path: path)
+        let thread: JoinableThread
         do {
-            thread = try WatcherThread.start(reader, path: path)
+            thread = try JoinableThread.start(name: threadName, handing: reader) { $0.run() }
         } catch {
             continuation.finish()
             wake.close()
             _ = close(inotifyDescriptor)
-            throw error
+            // pthread_create returns the error number instead of setting errno.
+            throw WatchError.system(
+                "pthread_create", errno: error.code, path: path, doing: "cannot start the thread that watches \(path)")
         }
 
         self.path = path
@@ -157,7 +160,7 @@ public final class DirectoryWatcher: Sendable {
         self.wake = wake
         self.continuation = continuation
         self.readerFailure = readerFailure
-        self.thread = Mutex<WatcherThread?>(thread)
+        self.thread = Mutex<JoinableThread?>(thread)
     }
 
     /// Stops watching: wakes the reader thread and waits for it to exit, removes the watch

@@ -9,7 +9,7 @@ import Synchronization
 /// and the wake eventfd, read whatever the kernel queued, parse it and yield it to the stream.
 ///
 /// Thread-confined, and for that reason not `Sendable`: ``DirectoryWatcher`` creates it, hands it to
-/// ``WatcherThread/start(_:path:)`` and never touches it again; from then on only the reader thread
+/// the thread it starts (`JoinableThread.start(name:handing:_:)`) and never touches it again; from then on only the reader thread
 /// uses it, so the read buffer needs no lock. It does not own the descriptors (the watcher closes them,
 /// after the thread has exited); it owns the buffer and frees it in `deinit`.
 ///
@@ -35,23 +35,19 @@ final class InotifyReader {
     private let failure: ReaderFailure
     /// The watched directory, for error messages.
     private let path: String
-    /// The name the thread gives itself (see ``DirectoryWatcher/threadName``).
-    private let threadName: String
     /// The read buffer, aligned for `struct inotify_event`.
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// Prepares a reader; nothing runs until ``run()``.
     init(
         inotifyDescriptor: Int32, wakeDescriptor: Int32,
-        continuation: AsyncStream<[WatchEvent]>.Continuation, failure: ReaderFailure, path: String,
-        threadName: String
+        continuation: AsyncStream<[WatchEvent]>.Continuation, failure: ReaderFailure, path: String
     ) {
         self.inotifyDescriptor = inotifyDescriptor
         self.wakeDescriptor = wakeDescriptor
         self.continuation = continuation
         self.failure = failure
         self.path = path
-        self.threadName = threadName
         buffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: Self.bufferSize, alignment: MemoryLayout<inotify_event>.alignment)
     }
@@ -62,7 +58,6 @@ final class InotifyReader {
 
     /// The thread's body: loops until one of the ends listed on the type, then finishes the stream.
     func run() {
-        Self.nameCurrentThread(threadName)
         defer { continuation.finish() }
         let inotifySlot = 0
         let wakeSlot = 1
@@ -101,17 +96,6 @@ final class InotifyReader {
             if case .terminated = continuation.yield(events) { return }
             if events.contains(where: \.endsWatch) { return }
         }
-    }
-
-    /// Names the calling thread by writing `/proc/thread-self/comm`, which is what
-    /// `pthread_setname_np` does on Linux (that function is not visible through Swift's `Glibc`
-    /// module). The kernel keeps at most 15 bytes. Best effort: a thread without a name works the same.
-    private static func nameCurrentThread(_ threadName: String) {
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { _ = close(fd) }
-        var name = Array(threadName.utf8)
-        _ = write(fd, &name, name.count)
     }
 }
 
