@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Background-agent figures for contrib/bench/scale.sh, against a gallery already being served (nginx on a static
 export): idle CPU per minute between polls, CPU of a poll whose feed did not change, CPU of a poll whose feed
-changed, and repair latency (delete one of the agent's files, time until it is back byte-identical).
+changed, resident memory (VmRSS, and the peak VmHWM) idle after the first pass and after each polling run, and
+repair latency (delete one of the agent's files, time until it is back byte-identical).
 
 CPU comes from /proc/PID/stat (utime + stime, in clock ticks), so figures are in milliseconds of CPU with a
 resolution of one tick (10 ms); per-poll figures are averaged over several polls to get below that.
@@ -18,6 +19,15 @@ def cpu_ms(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) * TICK_MS  # utime, stime (fields 14 and 15 of stat(5))
+
+
+def memory_kib(pid, field):
+    """VmRSS (resident now) or VmHWM (the peak) of PID, in KiB, from /proc/PID/status."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
 
 
 def wait_until(predicate, timeout, step=0.01):
@@ -91,6 +101,8 @@ def main():
             time.sleep(a.window)
             idle.append((cpu_ms(agent.proc.pid) - before) * 60.0 / a.window)
         print(fmt(f"{a.label} agent idle CPU (ms per minute)", idle, "ms"), flush=True)
+        print(f"{a.label + ' agent RSS, idle after the first pass':<58} {memory_kib(agent.proc.pid, 'VmRSS') / 1024:10.1f} MiB   "
+              f"(peak so far {memory_kib(agent.proc.pid, 'VmHWM') / 1024:.1f} MiB)", flush=True)
 
         # 2. Repair latency on the same agent.
         names = sorted(n for n in os.listdir(agent.dir) if n.endswith(".png"))
@@ -120,6 +132,7 @@ def main():
 
         # 3. Poll CPU: an agent polling every second; CPU over a window minus the idle rate, per poll seen.
         idle_per_s = statistics.median(idle) / 60.0 if idle else 0.0
+        rss = {}
         def poll_cpu(change_feed):
             agent = Agent(a.agent, a.server, 1, work)
             try:
@@ -136,11 +149,17 @@ def main():
                     spent = cpu_ms(agent.proc.pid) - cpu0 - idle_per_s * (time.monotonic() - t0)
                     if polls > 0:
                         values.append(max(0.0, spent) / polls)
+                rss[change_feed] = (memory_kib(agent.proc.pid, "VmRSS"), memory_kib(agent.proc.pid, "VmHWM"))
                 return values
             finally:
                 agent.stop()
         print(fmt(f"{a.label} agent CPU per poll, feed unchanged (304 if conditional)", poll_cpu(False), "ms"), flush=True)
         print(fmt(f"{a.label} agent CPU per poll, feed changed (new ETag)", poll_cpu(True), "ms"), flush=True)
+        for changed, what in ((False, "unchanged"), (True, "changed")):
+            if changed in rss:
+                now, peak = rss[changed]
+                print(f"{a.label + ' agent RSS after polling every second, feed ' + what:<58} {now / 1024:10.1f} MiB   "
+                      f"(peak {peak / 1024:.1f} MiB)", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

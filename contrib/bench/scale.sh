@@ -13,7 +13,8 @@
 #   cold --once          vs  curl -Z --parallel-max 8 fetching the same URLs       (wall, peak RSS)
 #   warm --once          vs  find DIR -type f                                      (wall, peak RSS)
 #                            + image requests nginx saw during the warm run (stub_status)
-#   background agent     idle CPU per minute, CPU per poll (feed unchanged / changed), repair latency p50/p99
+#   background agent     idle CPU per minute, CPU per poll (feed unchanged / changed), repair latency p50/p99,
+#                        RSS idle after the first pass and after each polling run
 # The full-scale run (100,000 small, 1,000 full) is for a quiet machine; try small sizes first, e.g.
 #   contrib/bench/scale.sh --small-count 2000 --full-count 200 --runs 3
 set -euo pipefail
