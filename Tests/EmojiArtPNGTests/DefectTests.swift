@@ -17,7 +17,11 @@ func defect(
 /// says where.
 @Suite("PNGValidator refuses damaged framing", .timeLimit(.minutes(1)))
 struct DefectTests {
-    let image = TestImages.encoded(width: 48, height: 40, format: .rgba, seed: 5)
+    let image: [UInt8]
+
+    init() throws {
+        image = try TestImages.encoded(width: 48, height: 40, format: .rgba, seed: 5)
+    }
 
     @Test("the gallery's JSON error body is notPNG", arguments: PNGVerification.allCases)
     func jsonIsNotPNG(level: PNGVerification) throws {
@@ -181,7 +185,7 @@ struct DefectTests {
 
     @Test("chunk order violations are badChunkOrder")
     func chunkOrder() throws {
-        let small = TestImages.handBuiltRGB(width: 30, height: 30, interlaced: false)
+        let small = try TestImages.handBuiltRGB(width: 30, height: 30, interlaced: false)
         let idat = try #require(ChunkLocation.first("IDAT", in: small))
         let data = Array(small[idat.dataOffset..<idat.crcOffset])
         let half = data.count / 2

@@ -6,7 +6,11 @@ import Testing
 @Suite("PNGValidator header limits, libpng checks and full decode", .timeLimit(.minutes(1)))
 struct HeaderAndDecodeTests {
     /// A valid signature, an IHDR declaring 100000x100000 with a correct CRC, a tiny IDAT, IEND.
-    let absurd = TestImages.handBuilt(.init(width: 100_000, height: 100_000), imageData: [0, 1, 2, 3])
+    let absurd: [UInt8]
+
+    init() throws {
+        absurd = try TestImages.handBuilt(.init(width: 100_000, height: 100_000), imageData: [0, 1, 2, 3])
+    }
 
     @Test("100000x100000 is tooLarge by maxPixels at both levels", arguments: PNGVerification.allCases)
     func absurdPixels(level: PNGVerification) throws {
@@ -29,8 +33,8 @@ struct HeaderAndDecodeTests {
     @Test("custom limits refuse a real image one pixel too big", arguments: [
         PNGLimits(maxWidth: 63), PNGLimits(maxHeight: 31), PNGLimits(maxPixels: 64 * 32 - 1),
     ])
-    func customLimits(limits: PNGLimits) {
-        let bytes = TestImages.encoded(width: 64, height: 32, format: .gray)
+    func customLimits(limits: PNGLimits) throws {
+        let bytes = try TestImages.encoded(width: 64, height: 32, format: .gray)
         #expect(defect(bytes, limits: limits)?.kind == .tooLarge)
     }
 
@@ -42,7 +46,7 @@ struct HeaderAndDecodeTests {
         (TestImages.Header(width: 4, height: 0), "height is zero"),
     ])
     func libpngHeaderRules(header: TestImages.Header, reason: String) throws {
-        let bytes = TestImages.handBuilt(header, imageData: [0, 0, 0, 0, 0])
+        let bytes = try TestImages.handBuilt(header, imageData: [0, 0, 0, 0, 0])
         for level in PNGVerification.allCases {
             let found = try #require(defect(bytes, level: level))
             #expect(found.kind == .badIHDR, "\(found)")
@@ -53,7 +57,7 @@ struct HeaderAndDecodeTests {
 
     @Test("an unknown interlace method is badIHDR")
     func badInterlaceMethod() throws {
-        var bytes = TestImages.handBuiltRGB(width: 4, height: 4, interlaced: false)
+        var bytes = try TestImages.handBuiltRGB(width: 4, height: 4, interlaced: false)
         bytes[8 + 8 + 12] = 2
         bytes.fixCRC(of: ChunkLocation(offset: 8, length: 13, type: "IHDR"))
         #expect(defect(bytes)?.kind == .badIHDR)
@@ -62,7 +66,7 @@ struct HeaderAndDecodeTests {
     @Test("a palette image without PLTE is badChunkData from libpng")
     func paletteWithoutPLTE() throws {
         let header = TestImages.Header(width: 4, height: 4, bitDepth: 8, colorType: 3)
-        let bytes = TestImages.handBuilt(header, imageData: [UInt8](repeating: 0, count: 4 * 5))
+        let bytes = try TestImages.handBuilt(header, imageData: [UInt8](repeating: 0, count: 4 * 5))
         let found = try #require(defect(bytes))
         #expect(found.kind == .badChunkData, "\(found)")
         #expect(found.libpngFunction == "png_read_info")
@@ -72,7 +76,7 @@ struct HeaderAndDecodeTests {
         TestImages.Format.rgba, .gray, .palette,
     ])
     func hiddenDamage(format: TestImages.Format) throws {
-        var bytes = TestImages.encoded(width: 90, height: 70, format: format, seed: 9)
+        var bytes = try TestImages.encoded(width: 90, height: 70, format: format, seed: 9)
         let idat = try #require(ChunkLocation.first("IDAT", in: bytes))
         bytes[idat.dataOffset + idat.length / 2] ^= 0x5A
         bytes.fixCRC(of: idat)
@@ -84,7 +88,7 @@ struct HeaderAndDecodeTests {
 
     @Test("a changed Adler-32 at the end of the zlib stream fails full decode")
     func adlerMismatch() throws {
-        var bytes = TestImages.encoded(width: 40, height: 40, format: .rgba)
+        var bytes = try TestImages.encoded(width: 40, height: 40, format: .rgba)
         let idats = ChunkLocation.all(in: bytes).filter { $0.type == "IDAT" }
         let last = try #require(idats.last)
         bytes[last.crcOffset - 1] ^= 0x01  // the last byte of the zlib stream is the Adler-32's
@@ -95,7 +99,7 @@ struct HeaderAndDecodeTests {
 
     @Test("damage inside an interlaced image fails full decode and names the passes")
     func interlacedDamage() throws {
-        var bytes = TestImages.handBuiltRGB(width: 64, height: 64, interlaced: true)
+        var bytes = try TestImages.handBuiltRGB(width: 64, height: 64, interlaced: true)
         let idat = try #require(ChunkLocation.first("IDAT", in: bytes))
         bytes[idat.dataOffset + idat.length / 3] ^= 0xFF
         bytes.fixCRC(of: idat)
@@ -109,7 +113,7 @@ struct HeaderAndDecodeTests {
     @Test("too little image data fails full decode")
     func tooLittleData() throws {
         // 8x8 RGB needs 8 rows of 1 + 24 bytes; give it 5 rows.
-        let bytes = TestImages.handBuilt(.init(width: 8, height: 8), imageData: [UInt8](repeating: 0, count: 5 * 25))
+        let bytes = try TestImages.handBuilt(.init(width: 8, height: 8), imageData: [UInt8](repeating: 0, count: 5 * 25))
         #expect(defect(bytes, level: .structure) == nil)
         let found = try #require(defect(bytes, level: .full))
         #expect(found.kind == .decodeFailed)
@@ -118,7 +122,7 @@ struct HeaderAndDecodeTests {
 
     @Test("too much image data fails full decode")
     func tooMuchData() throws {
-        let bytes = TestImages.handBuilt(.init(width: 8, height: 8), imageData: [UInt8](repeating: 0, count: 9 * 25))
+        let bytes = try TestImages.handBuilt(.init(width: 8, height: 8), imageData: [UInt8](repeating: 0, count: 9 * 25))
         #expect(defect(bytes, level: .structure) == nil)
         #expect(defect(bytes, level: .full)?.kind == .decodeFailed)
     }
@@ -127,7 +131,7 @@ struct HeaderAndDecodeTests {
     func badFilterByte() throws {
         var raw = [UInt8](repeating: 0, count: 8 * 25)
         raw[3 * 25] = 9  // filter types are 0...4
-        let bytes = TestImages.handBuilt(.init(width: 8, height: 8), imageData: raw)
+        let bytes = try TestImages.handBuilt(.init(width: 8, height: 8), imageData: raw)
         #expect(defect(bytes, level: .structure) == nil)
         #expect(defect(bytes, level: .full)?.kind == .decodeFailed)
     }

@@ -5,16 +5,22 @@ import Testing
 /// nothing may crash, and the kind must fit the damage.
 @Suite("PNGValidator properties over every truncation and bit flip", .timeLimit(.minutes(1)))
 struct PropertyTests {
-    static let images: [(String, [UInt8])] = [
-        ("rgba", TestImages.encoded(width: 24, height: 16, format: .rgba, seed: 21)),
-        ("palette", TestImages.encoded(width: 20, height: 12, format: .palette, seed: 22)),
-        ("interlaced", TestImages.handBuiltRGB(width: 13, height: 11, interlaced: true, seed: 23)),
-    ]
+    static let images = ["rgba", "palette", "interlaced"]
+
+    /// The small real image each argument names, made when its test runs (a failure to make it fails that test).
+    static func image(_ name: String) throws -> [UInt8] {
+        switch name {
+        case "rgba": try TestImages.encoded(width: 24, height: 16, format: .rgba, seed: 21)
+        case "palette": try TestImages.encoded(width: 20, height: 12, format: .palette, seed: 22)
+        case "interlaced": try TestImages.handBuiltRGB(width: 13, height: 11, interlaced: true, seed: 23)
+        default: throw TestImages.EncodingFailure("no test image is named \(name)")
+        }
+    }
 
     @Test("every truncation throws truncated, or missingIEND exactly at a chunk boundary",
-          arguments: images.map(\.0))
+          arguments: images)
     func everyTruncation(name: String) throws {
-        let bytes = try #require(Self.images.first { $0.0 == name }?.1)
+        let bytes = try Self.image(name)
         #expect(defect(bytes, level: .full) == nil, "the intact image is valid")
         let boundaries = Set(ChunkLocation.all(in: bytes).map(\.offset))
         for count in 0..<bytes.count {
@@ -30,9 +36,9 @@ struct PropertyTests {
         }
     }
 
-    @Test("every single-bit flip is caught by the structure check", arguments: images.map(\.0))
+    @Test("every single-bit flip is caught by the structure check", arguments: images)
     func everyBitFlip(name: String) throws {
-        let bytes = try #require(Self.images.first { $0.0 == name }?.1)
+        let bytes = try Self.image(name)
         var damaged = bytes
         for index in bytes.indices {
             for bit in 0..<8 {

@@ -8,6 +8,12 @@ import CPNG
 /// `decodesWithSimplifiedAPI` reads an image back with libpng's simplified read API, so the tests can
 /// prove a hand-built image is valid independently of the validator under test.
 enum TestImages {
+    /// libpng or zlib refused to make a test image: the test that asked fails, never the whole run.
+    struct EncodingFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
     /// Pixel layouts the libpng-encoded images come in.
     enum Format: String, CaseIterable, CustomStringConvertible {
         case rgba, gray, palette
@@ -16,7 +22,7 @@ enum TestImages {
 
     /// A `width`x`height` image in `format`, encoded by libpng. The pixels are a gradient plus seeded
     /// noise, so the IDAT data is realistic (it compresses, but not to nothing).
-    static func encoded(width: Int, height: Int, format: Format, seed: UInt64 = 1) -> [UInt8] {
+    static func encoded(width: Int, height: Int, format: Format, seed: UInt64 = 1) throws(EncodingFailure) -> [UInt8] {
         var random = SplitMix(seed: seed)
         var image = png_image()
         image.version = png_uint_32(PNG_IMAGE_VERSION)
@@ -59,7 +65,7 @@ enum TestImages {
                 png_image_write_to_memory(&image, nil, &size, 0, source.baseAddress, stride, map.baseAddress)
             }
         }
-        precondition(measured != 0, "png_image_write_to_memory failed to measure: \(message(of: image))")
+        guard measured != 0 else { throw EncodingFailure("png_image_write_to_memory failed to measure: \(message(of: image))") }
         var output = [UInt8](repeating: 0, count: Int(size))
         let written = output.withUnsafeMutableBytes { destination in
             pixels.withUnsafeBytes { source in
@@ -69,7 +75,7 @@ enum TestImages {
                 }
             }
         }
-        precondition(written != 0, "png_image_write_to_memory failed: \(message(of: image))")
+        guard written != 0 else { throw EncodingFailure("png_image_write_to_memory failed: \(message(of: image))") }
         return Array(output.prefix(Int(size)))
     }
 
@@ -106,20 +112,22 @@ enum TestImages {
     }
 
     /// Signature, IHDR, one IDAT holding `imageData` compressed with zlib, IEND.
-    static func handBuilt(_ header: Header, imageData: [UInt8]) -> [UInt8] {
-        signature + header.chunk + chunk("IDAT", compressed(imageData)) + chunk("IEND", [])
+    static func handBuilt(_ header: Header, imageData: [UInt8]) throws(EncodingFailure) -> [UInt8] {
+        try signature + header.chunk + chunk("IDAT", compressed(imageData)) + chunk("IEND", [])
     }
 
     /// A valid 8-bit RGB image, Adam7-interlaced when asked.
-    static func handBuiltRGB(width: Int, height: Int, interlaced: Bool, seed: UInt64 = 7) -> [UInt8] {
-        handBuiltImage(Header(width: UInt32(width), height: UInt32(height), interlaced: interlaced), seed: seed)
+    static func handBuiltRGB(width: Int, height: Int, interlaced: Bool, seed: UInt64 = 7) throws(EncodingFailure) -> [UInt8] {
+        try handBuiltImage(Header(width: UInt32(width), height: UInt32(height), interlaced: interlaced), seed: seed)
     }
 
     /// A valid image of any bit depth and colour type the header names (a palette image gets a PLTE with
     /// one entry per possible index), with random samples: every pass's rows, each with filter byte 0.
-    static func handBuiltImage(_ header: Header, seed: UInt64 = 7) -> [UInt8] {
+    static func handBuiltImage(_ header: Header, seed: UInt64 = 7) throws(EncodingFailure) -> [UInt8] {
         var random = SplitMix(seed: seed)
-        let channels = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(header.colorType)]!
+        guard let channels = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(header.colorType)] else {
+            throw EncodingFailure("colour type \(header.colorType) does not exist")
+        }
         let bitsPerPixel = channels * Int(header.bitDepth)
         let (width, height) = (Int(header.width), Int(header.height))
         // (x start, y start, x step, y step) per Adam7 pass; one pass covering everything when not interlaced.
@@ -142,7 +150,7 @@ enum TestImages {
         let palette =
             header.colorType == 3
             ? chunk("PLTE", (0..<(1 << Int(header.bitDepth))).flatMap { _ in [UInt8](repeating: 0x7F, count: 3) }) : []
-        return signature + header.chunk + palette + chunk("IDAT", compressed(raw)) + chunk("IEND", [])
+        return try signature + header.chunk + palette + chunk("IDAT", compressed(raw)) + chunk("IEND", [])
     }
 
     /// One chunk: length, type, data, CRC-32 of type + data.
@@ -157,13 +165,13 @@ enum TestImages {
 
     static func crc(_ bytes: [UInt8]) -> UInt32 { crc(bytes[...]) }
 
-    static func compressed(_ data: [UInt8]) -> [UInt8] {
+    static func compressed(_ data: [UInt8]) throws(EncodingFailure) -> [UInt8] {
         var size = compressBound(uLong(data.count))
         var output = [UInt8](repeating: 0, count: Int(size))
         let status = output.withUnsafeMutableBufferPointer { destination in
             data.withUnsafeBufferPointer { compress2(destination.baseAddress, &size, $0.baseAddress, uLong(data.count), 9) }
         }
-        precondition(status == Z_OK, "compress2 failed: \(status)")
+        guard status == Z_OK else { throw EncodingFailure("compress2 failed: \(status)") }
         return Array(output.prefix(Int(size)))
     }
 

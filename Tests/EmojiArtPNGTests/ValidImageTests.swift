@@ -6,7 +6,7 @@ import Testing
 struct ValidImageTests {
     @Test("libpng-encoded images pass both levels", arguments: TestImages.Format.allCases, PNGVerification.allCases)
     func encodedImagesPass(format: TestImages.Format, level: PNGVerification) throws {
-        let bytes = TestImages.encoded(width: 120, height: 90, format: format)
+        let bytes = try TestImages.encoded(width: 120, height: 90, format: format)
         let info = try PNGValidator.validate(bytes, level: level)
         #expect(info.width == 120)
         #expect(info.height == 90)
@@ -21,7 +21,7 @@ struct ValidImageTests {
 
     @Test("a gallery-sized RGBA image passes both levels", arguments: PNGVerification.allCases)
     func gallerySized(level: PNGVerification) throws {
-        let bytes = TestImages.encoded(width: 360, height: 650, format: .rgba, seed: 3)
+        let bytes = try TestImages.encoded(width: 360, height: 650, format: .rgba, seed: 3)
         #expect(bytes.count > 20_000)
         #expect(try PNGValidator.validate(bytes, level: level) == PNGInfo(
             width: 360, height: 650, bitDepth: 8, colorType: 6, interlaced: false))
@@ -29,7 +29,7 @@ struct ValidImageTests {
 
     @Test("an Adam7-interlaced image passes full decode", arguments: [(1, 1), (5, 3), (33, 17), (64, 64)])
     func interlacedPasses(width: Int, height: Int) throws {
-        let bytes = TestImages.handBuiltRGB(width: width, height: height, interlaced: true)
+        let bytes = try TestImages.handBuiltRGB(width: width, height: height, interlaced: true)
         #expect(TestImages.decodesWithSimplifiedAPI(bytes), "libpng itself must accept the hand-built image")
         let info = try PNGValidator.validate(bytes, level: .full)
         #expect(info.interlaced)
@@ -43,7 +43,7 @@ struct ValidImageTests {
     func everyPixelFormat(format: (bitDepth: UInt8, colorType: UInt8), interlaced: Bool) throws {
         let header = TestImages.Header(
             width: 37, height: 23, bitDepth: format.bitDepth, colorType: format.colorType, interlaced: interlaced)
-        let bytes = TestImages.handBuiltImage(header)
+        let bytes = try TestImages.handBuiltImage(header)
         #expect(TestImages.decodesWithSimplifiedAPI(bytes), "libpng itself must accept the hand-built image")
         let info = try PNGValidator.validate(bytes, level: .full)
         #expect(info == PNGInfo(
@@ -52,14 +52,14 @@ struct ValidImageTests {
 
     @Test("a hand-built non-interlaced image passes full decode")
     func handBuiltPasses() throws {
-        let bytes = TestImages.handBuiltRGB(width: 40, height: 30, interlaced: false)
+        let bytes = try TestImages.handBuiltRGB(width: 40, height: 30, interlaced: false)
         #expect(TestImages.decodesWithSimplifiedAPI(bytes))
         #expect(try PNGValidator.validate(bytes, level: .full).colorType == 2)
     }
 
     @Test("ancillary chunks before and after the image data are accepted")
     func ancillaryChunks() throws {
-        var bytes = TestImages.handBuiltRGB(width: 8, height: 8, interlaced: false)
+        var bytes = try TestImages.handBuiltRGB(width: 8, height: 8, interlaced: false)
         let idat = try #require(ChunkLocation.first("IDAT", in: bytes))
         let text = TestImages.chunk("tEXt", Array("Comment\u{0}emoji art".utf8))
         bytes.insert(contentsOf: text, at: idat.end)  // after IDAT, before IEND
@@ -71,7 +71,7 @@ struct ValidImageTests {
 
     @Test("image data split over several contiguous IDAT chunks is accepted")
     func splitIDAT() throws {
-        let bytes = TestImages.handBuiltRGB(width: 50, height: 50, interlaced: false)
+        let bytes = try TestImages.handBuiltRGB(width: 50, height: 50, interlaced: false)
         let idat = try #require(ChunkLocation.first("IDAT", in: bytes))
         let data = Array(bytes[idat.dataOffset..<idat.crcOffset])
         let split = data.count / 3
@@ -83,14 +83,14 @@ struct ValidImageTests {
 
     @Test("custom limits admit an image exactly at the limit")
     func exactlyAtLimits() throws {
-        let bytes = TestImages.encoded(width: 64, height: 32, format: .gray)
+        let bytes = try TestImages.encoded(width: 64, height: 32, format: .gray)
         let limits = PNGLimits(maxWidth: 64, maxHeight: 32, maxPixels: 64 * 32)
         #expect(try PNGValidator.validate(bytes, level: .full, limits: limits).width == 64)
     }
 
     @Test("hasSignature sniffs the first 8 bytes of any byte collection")
-    func signatureSniffing() {
-        let png = TestImages.encoded(width: 4, height: 4, format: .gray)
+    func signatureSniffing() throws {
+        let png = try TestImages.encoded(width: 4, height: 4, format: .gray)
         #expect(PNGValidator.hasSignature(png))
         #expect(PNGValidator.hasSignature(png[...]))
         #expect(PNGValidator.hasSignature(PNGSignature.bytes))
@@ -101,7 +101,7 @@ struct ValidImageTests {
 
     @Test("validation from many tasks at once gives every task the right verdict")
     func concurrentValidation() async throws {
-        let good = TestImages.encoded(width: 200, height: 150, format: .rgba, seed: 11)
+        let good = try TestImages.encoded(width: 200, height: 150, format: .rgba, seed: 11)
         var damaged = good
         let idat = try #require(ChunkLocation.first("IDAT", in: damaged))
         damaged[idat.dataOffset + idat.length / 2] ^= 0xFF

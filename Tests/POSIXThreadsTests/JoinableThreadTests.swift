@@ -34,7 +34,7 @@ struct JoinableThreadTests {
         let name = Self.uniqueName() + "-and-much-longer"
         let seen = Mutex<[String]>([])
         try JoinableThread.start(name: name) { seen.withLock { $0 = Self.threadNames() } }.join()
-        #expect(seen.withLock { $0 }.contains(String(name.utf8.prefix(15))!))
+        #expect(seen.withLock { $0 }.contains(String(decoding: name.utf8.prefix(15), as: UTF8.self)))
     }
 
     /// What the test learns from the thread and from the handed object's `deinit`.

@@ -28,7 +28,7 @@ struct LogFormatTests {
     private func jsonKeys(_ line: String) throws -> [String] {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], "\(line)")
         let keys = try NSRegularExpression(pattern: #""([^"\\]*)":"#).matches(in: line, range: NSRange(line.startIndex..., in: line))
-            .map { String(line[Range($0.range(at: 1), in: line)!]) }
+            .compactMap { match in Range(match.range(at: 1), in: line).map { String(line[$0]) } }
         #expect(Set(keys) == Set(object.keys))
         return keys
     }

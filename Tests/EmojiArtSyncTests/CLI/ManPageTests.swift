@@ -7,7 +7,8 @@ struct ManPageTests {
     @Test(.enabled(if: RepositoryFiles.tool("mandoc") != nil, "mandoc is not installed (contrib/install-deps.sh installs it)"),
           arguments: ["man/emojiart-sync.1", "man/emojiart-gallery.1"])
     func mandocFindsNothingToWarnAbout(page: String) throws {
-        let lint = try RepositoryFiles.run(RepositoryFiles.tool("mandoc")!, ["-T", "lint", "-W", "warning", page])
+        let mandoc = try #require(RepositoryFiles.tool("mandoc"))
+        let lint = try RepositoryFiles.run(mandoc, ["-T", "lint", "-W", "warning", page])
         #expect(lint.status == 0 && lint.output.isEmpty, "\(page):\n\(lint.output)")
     }
 

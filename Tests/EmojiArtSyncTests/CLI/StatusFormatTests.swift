@@ -28,8 +28,8 @@ struct StatusFormatTests {
     @Test func plainStatusIsAlignedWithHumanSizesAndTimes() throws {
         let text = try sample().humanReadable(now: Date(timeIntervalSince1970: 1_800_000_000))
         let lines = text.split(separator: "\n").map(String.init)
-        let valueColumns = Set(lines.map { line in
-            let colon = line.firstIndex(of: ":")!
+        let valueColumns = Set(try lines.map { line in
+            let colon = try #require(line.firstIndex(of: ":"), "every line is `label: value`: \(line)")
             return line[line.index(after: colon)...].prefix { $0 == " " }.count + line.distance(from: line.startIndex, to: colon)
         })
         #expect(valueColumns.count == 1, "values start in one column:\n\(text)")

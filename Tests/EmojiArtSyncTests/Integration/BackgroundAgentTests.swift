@@ -85,7 +85,7 @@ struct BackgroundAgentTests {
 
     @Test func aGalleryDownAtStartIsSyncedSoonAfterItComesUp() async throws {
         let probe = try await GalleryFixture(count: 3)
-        let port = Int(probe.baseURL.split(separator: ":").last!)!
+        let port = try probe.port()
         await probe.stop()
         let dir = TemporaryDirectory("down")
         var configuration = try probe.configuration(dir: dir.path)
@@ -118,7 +118,7 @@ struct BackgroundAgentTests {
         #expect((1...9).allSatisfy { gallery.isMirrored($0, in: dir) })
         #expect(logLines(dir.path).contains { $0.contains("event=delete_guard") && $0.contains("would_delete=9") })
         #expect(await agent.stop() == .success)
-        let port = Int(gallery.baseURL.split(separator: ":").last!)!
+        let port = try gallery.port()
         await gallery.stop()
 
         // The gallery comes back with 3 of its 9 items: 6 of 9 (66%) would go, over the default 50%.

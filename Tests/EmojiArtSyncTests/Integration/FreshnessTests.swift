@@ -9,7 +9,7 @@ import Testing
 struct FreshnessTests {
     @Test func aServerRestartedWithNewContentIsFollowedAndOneWithTheSameContentCostsOnly304s() async throws {
         let first = try await GalleryFixture(count: 5)
-        let port = Int(first.baseURL.split(separator: ":").last!)!
+        let port = try first.port()
         let dir = TemporaryDirectory("fresh")
         _ = try await first.syncOnce(dir: dir.path)
         await first.stop()

@@ -95,7 +95,7 @@ struct MetricsEndpointTests {
         let invalidCounted = try #require(Self.value(samples, "emojiart_sync_failures_total", ["kind": "invalid_image"]))
         #expect(invalidCounted >= 1 && invalidCounted <= invalidAccesses(in: lines))
         // One duration per body received: each network hit had one, and so had each invalid body.
-        let networkHits = Self.value(samples, "emojiart_sync_hits_total", ["source": "network"])!
+        let networkHits = try #require(Self.value(samples, "emojiart_sync_hits_total", ["source": "network"]))
         let durations = try #require(Self.value(samples, "emojiart_sync_fetch_duration_seconds_count"))
         #expect(networkHits < durations && durations <= networkHits + invalidCounted, "one duration per body")
         #expect((Self.value(samples, "emojiart_sync_bytes_fetched_total") ?? 0) > 0)

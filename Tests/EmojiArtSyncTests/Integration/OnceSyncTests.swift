@@ -86,7 +86,7 @@ struct OnceSyncTests {
 
     @Test func answersThatAreNotImagesAreNotAskedForAgainUntilTheirTagChanges() async throws {
         let gallery = try await GalleryFixture(count: 20)
-        let port = Int(gallery.baseURL.split(separator: ":").last!)!
+        let port = try gallery.port()
         let dir = TemporaryDirectory("unusable")
         _ = try await gallery.syncOnce(dir: dir.path)
         #expect(gallery.errorNumbers.allSatisfy { gallery.server.requestCount(path: "/gallery/image?\($0)") == 1 })

@@ -33,7 +33,7 @@ struct NetworkFaultTests {
     /// (1 s doubling to a 30 s cap) and the first poll that succeeds catches up on everything.
     @Test func theGalleryGoingAwayAndComingBackIsSurvivedAndEverythingComesBack() async throws {
         let gallery = try await GalleryFixture(count: 9)
-        let port = try #require(Int(gallery.baseURL.split(separator: ":").last!))
+        let port = try gallery.port()
         let dir = TemporaryDirectory("outage")
         let agent = try await gallery.startAgent(dir: dir) {
             $0.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)

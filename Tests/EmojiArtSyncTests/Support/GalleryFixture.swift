@@ -23,6 +23,14 @@ final class GalleryFixture: Sendable {
         await server.stop()
     }
 
+    /// The port the gallery listens on, for a test that starts another gallery in its place.
+    func port() throws -> Int {
+        guard let port = baseURL.split(separator: ":").last.flatMap({ Int($0) }) else {
+            throw TestFailure("the gallery's address \(baseURL) names no port")
+        }
+        return port
+    }
+
     /// N's of the feed items the gallery serves real images for.
     var validNumbers: [Int] { (1...count).filter { !GalleryServer.isErrorItem($0, count: count) } }
     var errorNumbers: [Int] { (1...count).filter { GalleryServer.isErrorItem($0, count: count) } }

@@ -9,17 +9,17 @@ import Testing
         let loader = ImageLoader(memoryLimit: 1 << 20)
         let loads = Counter()
         let asset = try makeAsset(1, size: 10)
-        let hits = await withTaskGroup(of: Hit.self) { group in
+        let hits = try await withThrowingTaskGroup(of: Hit.self) { group in
             for _ in 0..<50 {
                 group.addTask {
-                    try! await loader.asset(for: asset.key) {
+                    try await loader.asset(for: asset.key) {
                         loads.increment()
                         try await Task.sleep(for: .milliseconds(50))
                         return (asset, .network)
                     }.1
                 }
             }
-            return await group.reduce(into: [Hit]()) { $0.append($1) }
+            return try await group.reduce(into: [Hit]()) { $0.append($1) }
         }
         #expect(loads.value == 1)
         #expect(hits.filter { $0 == .network }.count == 1)

@@ -47,7 +47,7 @@ extension WatchTests {
                 let finished = await withTaskGroup(of: Bool.self) { group in
                     group.addTask { _ = await consumer.value; return true }
                     group.addTask { try? await Task.sleep(for: .seconds(10)); return false }
-                    let first = await group.next()!
+                    let first = await group.next() ?? false
                     group.cancelAll()
                     return first
                 }
