@@ -34,6 +34,8 @@ public final class BackgroundAgent: Sendable {
     private let stopping = Mutex<(requested: Bool, group: ServiceGroup?)>((false, nil))
     /// How long a graceful stop may take before the loops are cancelled outright.
     public static let maximumStopDuration: Duration = .seconds(10)
+    /// How long a reload (`SIGHUP`) may hold back its `READY=1` for the pass it asked for.
+    public static let maximumReloadWait: Duration = .seconds(60)
     private let watching = Mutex<String>("inotify")
     private let fatal = Mutex<SyncError?>(nil)
     /// The lock taken on a recreated DIR (the original lock file went with the old one).
@@ -136,33 +138,51 @@ public final class BackgroundAgent: Sendable {
         } else {
             signals = await TrappedSignals.trap()
         }
-        for await signal in signals.sequence {
-            switch signal {
-            case .sigterm, .sigint:
-                if isStopping {
-                    logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
-                    _exit(signal == .sigint ? 130 : 143)
+        // Each reload waits in a child task for the pass that carries it out, then tells systemd READY=1; the
+        // loop meanwhile goes on answering signals (a SIGTERM during a long pass included).
+        await withDiscardingTaskGroup { reloads in
+            for await signal in signals.sequence {
+                switch signal {
+                case .sigterm, .sigint:
+                    if isStopping {
+                        logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
+                        _exit(signal == .sigint ? 130 : 143)
+                    }
+                    logger.info("stopping", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])
+                    stop()
+                case .sighup:
+                    logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
+                    notifier.reloading()
+                    agent.logSink.reopen()
+                    let pass = await keeper.reload()
+                    reloads.addTask {
+                        await self.waitForReload(pass)
+                        if !Task.isCancelled && !self.isStopping { self.notifier.ready() }
+                    }
+                case .sigusr1:
+                    logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])
+                    _ = await keeper.purgeMemory()
+                case .sigusr2:
+                    logger.info("purging disk cache", metadata: ["event": "signal", "signal": "SIGUSR2", "action": "purge disk"])
+                    requestDiskPurge()
+                default:
+                    break
                 }
-                logger.info("stopping", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])
-                stop()
-            case .sighup:
-                logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
-                notifier.reloading()
-                agent.logSink.reopen()
-                await keeper.forgetFailures()
-                await keeper.pollNow(fullPass: true)
-                await keeper.rescanAll()
-                notifier.ready()
-            case .sigusr1:
-                logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])
-                _ = await keeper.purgeMemory()
-            case .sigusr2:
-                logger.info("purging disk cache", metadata: ["event": "signal", "signal": "SIGUSR2", "action": "purge disk"])
-                requestDiskPurge()
-            default:
-                break
+                if Task.isCancelled { break }
             }
-            if Task.isCancelled { return }
+            reloads.cancelAll()  // a reload still waiting when the agent stops sends nothing
+        }
+    }
+
+    /// Waits for scheduler pass `pass` (a reload's) to end, or `maximumReloadWait`, whichever comes first:
+    /// `systemctl reload` returns once the feed was re-read and DIR rescanned, and never runs into systemd's
+    /// timeout (`TimeoutStartSec=`, 90 s by default) on a slow pass over a large gallery.
+    private func waitForReload(_ pass: Int) async {
+        await withTaskGroup(of: Void.self) { race in
+            race.addTask { await self.keeper.waitForPass(pass) }
+            race.addTask { try? await Task.sleep(for: Self.maximumReloadWait) }
+            await race.next()
+            race.cancelAll()
         }
     }
 

@@ -30,6 +30,8 @@ public final class MirrorKeeper {
     /// Times the scheduler woke up to run due work (`status --json` shows it: flat while idle).
     public private(set) var wakeUps = 0
     private var runningDueWork = false
+    /// The passes of `runDueWork`, for callers that wait for the pass carrying out their request (a reload).
+    private let passes = PassCounter()
     private var feedFailures = 0
     /// What the server said identifies the last feed accepted; the next poll asks "changed since?".
     private var feedValidators: HTTPValidators?
@@ -74,7 +76,11 @@ public final class MirrorKeeper {
     public func runDueWork() async -> ContinuousClock.Instant? {
         wakeUps += 1
         runningDueWork = true
-        defer { runningDueWork = false }
+        passes.begin()
+        defer {
+            runningDueWork = false
+            passes.end()
+        }
         if pollRequested || ContinuousClock.now >= nextPollAt {
             pollRequested = false
             await poll()
@@ -328,6 +334,20 @@ public final class MirrorKeeper {
     /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
     public func forgetFailures() async {
         await database.forgetFailures()
+    }
+
+    /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
+    /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
+    public func reload() async -> Int {
+        await forgetFailures()
+        pollNow(fullPass: true)
+        rescanAll()
+        return passes.nextPass
+    }
+
+    /// Returns once scheduler pass `pass` (from `reload()`) has ended, or when the calling task is cancelled.
+    public func waitForPass(_ pass: Int) async {
+        await passes.waitUntilEnded(pass)
     }
 
     /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).

@@ -1,3 +1,4 @@
+import EmojiArtGallery
 import EmojiArtSync
 import Foundation
 import Testing
@@ -52,14 +53,9 @@ struct SystemdNotifierTests {
     @Test func theAgentProcessTellsSystemdItsLife() async throws {
         let gallery = try await GalleryFixture(count: 12)
         let dir = TemporaryDirectory("notify")
-        let sockets = TemporaryDirectory("notify-socket")
-        let address = try #require(UnixSocketAddress(sockets.file("notify")))
-        let socket = try NotifySocket(address)
-        let child = try AgentProcess(
-            ["--dir", dir.path, "--server", gallery.baseURL, "--quiet", "--retries", "0"],
-            outputDirectory: sockets.path,
-            environment: ["NOTIFY_SOCKET": address.description, "WATCHDOG_USEC": "400000"])
-        defer { child.signal(SIGKILL) }
+        let service = try NotifyService(gallery, dir: dir, environment: ["WATCHDOG_USEC": "400000"])
+        let (socket, child) = (service.socket, service.child)
+        defer { service.child.signal(SIGKILL) }
 
         let first = try await socket.next()
         #expect(first.hasPrefix("READY=1\n"), "READY=1 comes first, got \(first)")
@@ -79,5 +75,46 @@ struct SystemdNotifierTests {
         #expect(!stopping.before.contains { $0.contains("READY=1") || $0.contains("RELOADING=1") })
         #expect(await child.waitForExit() == 0)
         await gallery.stop()
+    }
+
+    /// `systemctl reload` returns when systemd hears READY=1 after RELOADING=1: that must wait for the reload's
+    /// own pass (feed re-read, every entry accessed, DIR rescanned), not come the moment SIGHUP is heard. The
+    /// gallery answers each request 300 ms late, so the pass cannot end before the signal is answered.
+    @Test func aReloadIsReadyOnlyOnceItsPassIsDone() async throws {
+        let gallery = try await GalleryFixture(count: 12, faults: GalleryFaults(latencyMilliseconds: 300))
+        let dir = TemporaryDirectory("notify-reload")
+        let service = try NotifyService(gallery, dir: dir)
+        let (socket, child) = (service.socket, service.child)
+        defer { service.child.signal(SIGKILL) }
+        _ = try await socket.next { $0.hasPrefix("STATUS=") && $0.contains("last poll") }
+
+        child.signal(SIGHUP)
+        _ = try await socket.next { $0.hasPrefix("RELOADING=1") }
+        _ = try await socket.next { $0.hasPrefix("READY=1") }
+        // What the log holds when READY=1 arrives: the reload's poll line comes after its signal line.
+        let lines = logLines(dir.path)
+        let signalLine = try #require(lines.lastIndex { $0.contains("event=signal") && $0.contains("signal=SIGHUP") })
+        #expect(lines[signalLine...].contains { $0.contains("event=poll") }, "READY=1 came before the reload's poll ended")
+
+        child.signal(SIGTERM)
+        #expect(await child.waitForExit() == 0)
+        await gallery.stop()
+    }
+}
+
+/// The agent binary on a directory, started as a `Type=notify` service would start it, with the socket that
+/// plays systemd's side. Owns the temporary directory holding the socket and the agent's output, so both last
+/// as long as the test holds this.
+final class NotifyService {
+    let socket: NotifySocket
+    let child: AgentProcess
+    private let sockets = TemporaryDirectory("notify-socket")
+
+    init(_ gallery: GalleryFixture, dir: TemporaryDirectory, environment: [String: String] = [:]) throws {
+        let address = try #require(UnixSocketAddress(sockets.file("notify")))
+        socket = try NotifySocket(address)
+        child = try AgentProcess(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--quiet", "--retries", "0"],
+            outputDirectory: sockets.path, environment: environment.merging(["NOTIFY_SOCKET": address.description]) { $1 })
     }
 }
