@@ -3,7 +3,10 @@
 # get a fraction of the CPU (a cgroup quota), and each fsync(2) waits a fixed time behind a one-at-a-time
 # lock (an LD_PRELOAD shim, contrib/slow-machine/slow-fsync.c). The build itself runs at full speed first.
 #
-#   contrib/slow-machine.sh [--cpu 0.5] [--fsync-ms 20] [swift test options, e.g. --filter BackgroundAgentTests]
+#   contrib/slow-machine.sh [--cpu 0.5] [--fsync-ms 20] [--serial [swift test options]]
+#
+# Without --serial the suite runs as contrib/test.sh runs it (two shards at once, contrib/run-tests.sh);
+# --serial runs it in one process, and takes swift test options such as --filter BackgroundAgentTests.
 #
 # --cpu is in cores (0.5: half of one core for everything, four times less than an idle 2-core machine).
 # Needs root (a cgroup of its own, v1 or v2). Used to prove the suite's time limits leave room for slow
@@ -44,10 +47,10 @@ fi
 cleanup() { rmdir "$group" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-echo "slow-machine: tests with $cpu cores of CPU (quota $quota/$period us) and fsync $fsync_ms ms, one at a time" >&2
+echo "slow-machine: tests with $cpu cores of CPU (quota $quota/$period us) and fsync $fsync_ms ms (one at a time)" >&2
 start=$(date +%s)
 status=0
 bash -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' _ "$group" \
-  env LD_PRELOAD="$shim" SLOW_FSYNC_MS="$fsync_ms" swift test --skip-build --no-parallel "$@" || status=$?
+  env LD_PRELOAD="$shim" SLOW_FSYNC_MS="$fsync_ms" contrib/run-tests.sh "$@" || status=$?
 echo "slow-machine: the suite took $(( $(date +%s) - start )) s and exited $status" >&2
 exit "$status"

@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: unit tests and integration tests against the bundled gallery on 127.0.0.1.
 # A compiler warning in our own code fails the run, as it fails review.
+#
+#   contrib/test.sh            two test processes at once, each running its tests one at a time
+#   contrib/test.sh --serial   one process, one test at a time (`swift test --no-parallel`; more options
+#                              after it go to swift test, e.g. --filter OnceSyncTests)
+#
+# contrib/run-tests.sh says how the suite is split; this script installs, builds and lints first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 contrib/install-deps.sh
@@ -15,6 +21,4 @@ fi
 if command -v mandoc >/dev/null; then
   mandoc -T lint -W warning man/*.1
 fi
-# One test at a time: the integration tests each run a gallery, agents and inotify watchers, and measure
-# descriptors and timings that parallel neighbours on a 2-core machine would disturb.
-exec swift test --skip-build --no-parallel
+contrib/run-tests.sh "$@"
