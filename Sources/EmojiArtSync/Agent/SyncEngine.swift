@@ -51,10 +51,17 @@ public struct SyncEngine: Sendable {
                 return AccessOutcome(key: key, hit: nil, bytes: 0, failure: String(describing: error))
             }
         } collect: { outcome in
-            if onProgress != nil, !succeeded.contains(outcome.key), failureReasons[outcome.key] == nil {
-                progress.done += 1
-                progress.bytes += outcome.bytes
-                onProgress?(progress)
+            if onProgress != nil, !succeeded.contains(outcome.key) {
+                let firstOutcome = failureReasons[outcome.key] == nil
+                let failedBefore = !firstOutcome
+                if firstOutcome { progress.done += 1 }
+                if outcome.hit != nil {
+                    progress.bytes += outcome.bytes
+                    if failedBefore { progress.failed -= 1 }  // failed earlier in the pass, had now
+                } else if firstOutcome {
+                    progress.failed += 1
+                }
+                if firstOutcome || outcome.hit != nil { onProgress?(progress) }
             }
             if let hit = outcome.hit {
                 report.hits[hit, default: 0] += 1

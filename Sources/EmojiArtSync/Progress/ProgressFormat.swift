@@ -4,7 +4,7 @@ import Foundation
 /// Pure functions of their inputs, so the formatting is tested on real values without a terminal.
 public enum ProgressFormat {
     /// `  42/120 assets  35%  1.3 MiB  640.0 KiB/s  ETA 5s`: done of total, bytes so far, byte rate, and the
-    /// time left at the asset rate so far (`ETA --` until one asset is done).
+    /// time left at the asset rate so far (`ETA --` until one asset is done), then `  3 failed` once any did.
     public static func line(_ progress: SyncProgress, elapsed: Duration) -> String {
         let seconds = max(elapsed.seconds, 0.001)
         let width = String(progress.total).count
@@ -20,7 +20,8 @@ public enum ProgressFormat {
             let remaining = Double(progress.total - progress.done) * seconds / Double(progress.done)
             eta = duration(remaining)
         }
-        return "\(done)/\(progress.total) assets  \(percent)%  \(ByteCount.format(progress.bytes))  \(rate)  ETA \(eta)"
+        let failed = progress.failed > 0 ? "  \(progress.failed) failed" : ""
+        return "\(done)/\(progress.total) assets  \(percent)%  \(ByteCount.format(progress.bytes))  \(rate)  ETA \(eta)\(failed)"
     }
 
     /// `synced 9 of 9 assets in 1.2s: 9 network, 0 disk, 0 memory; 1.1 MiB fetched, 2 repaired` plus

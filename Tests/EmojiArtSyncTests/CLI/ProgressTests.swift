@@ -12,6 +12,8 @@ struct ProgressTests {
         #expect(ProgressFormat.line(SyncProgress(done: 9, total: 9, bytes: 9000), elapsed: .seconds(3)) == "9/9 assets  100%  8.8 KiB  2.9 KiB/s  ETA 0s")
         #expect(ProgressFormat.line(SyncProgress(done: 1, total: 1000, bytes: 512), elapsed: .seconds(1)).hasSuffix("ETA 16m39s"))
         #expect(ProgressFormat.duration(7322) == "2h02m")
+        #expect(ProgressFormat.line(SyncProgress(done: 12, total: 12, bytes: 9000, failed: 2), elapsed: .seconds(3))
+            == "12/12 assets  100%  8.8 KiB  2.9 KiB/s  ETA 0s  2 failed")
     }
 
     @Test func theSummarySaysWhereAssetsCameFromAndWhatFailed() throws {
@@ -46,6 +48,20 @@ struct ProgressTests {
         #expect(piped.status == 0)
         #expect(piped.stderr.contains("hit=memory") || piped.stderr.contains("hit=disk"), "plain log lines when not a terminal")
         #expect(!piped.stderr.contains("\r") && !piped.stderr.contains("assets  "), "\(piped.stderr)")
+        await gallery.stop()
+    }
+
+    /// Item 10 of the book's gallery answers JSON, not a PNG: the line says so while the run goes, and the run
+    /// ends partial (exit 2) naming it.
+    @Test func aOnceRunThatCannotHaveEverythingCountsItsFailuresOnTheLine() async throws {
+        let gallery = try await GalleryFixture(count: 11)
+        let dir = TemporaryDirectory("progress-failed")
+        let out = TemporaryDirectory("progress-failed-out")
+        let run = try await PseudoTerminal.run(["--dir", dir.path, "--server", gallery.baseURL, "--once"], outputDirectory: out.path)
+        #expect(run.status == 2, "\(run.terminal)")
+        let last = try #require(run.terminal.components(separatedBy: "\r").last { $0.hasPrefix("11/11 assets  100%") })
+        #expect(last.contains("ETA 0s  1 failed"), "\(run.terminal)")
+        #expect(run.terminal.contains("synced 10 of 11 assets in "), "\(run.terminal)")
         await gallery.stop()
     }
 }
