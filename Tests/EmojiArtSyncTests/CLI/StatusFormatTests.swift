@@ -25,6 +25,16 @@ struct StatusFormatTests {
         #expect(try AgentStatus.decoder.decode(AgentStatus.self, from: Data(json.utf8)) == (try sample()))
     }
 
+    @Test func theSystemdStatusLineCountsAssetsOnceTheFeedIsKnown() throws {
+        let status = try sample()
+        #expect(status.systemdStatusLine.hasPrefix("25 ok, 1 missing, 0 failing of 26 assets; 0 repairs; last poll "))
+        var starting = AgentStatus(pid: 4242, startedAt: Date(), directory: "/home/me/emoji", server: "http://127.0.0.1:8080")
+        #expect(starting.systemdStatusLine == "reading the feed (first poll under way)", "no `0 ok ... of 0 assets` before a feed")
+        starting.assets.total = 26
+        starting.assets.missing = 26
+        #expect(starting.systemdStatusLine == "0 ok, 26 missing, 0 failing of 26 assets; 0 repairs; first poll under way")
+    }
+
     @Test func plainStatusIsAlignedWithHumanSizesAndTimes() throws {
         let text = try sample().humanReadable(now: Date(timeIntervalSince1970: 1_800_000_000))
         let lines = text.split(separator: "\n").map(String.init)
