@@ -112,6 +112,7 @@ public final class BackgroundAgent: Sendable {
         let removed = directory.removeStaleTemporaryFiles()
         var status = await currentStatus()
         status.state = "stopped"
+        status.updatedAt = Date()  // when it stopped: `status` shows how long it ran
         try? status.write(to: directory.statusPath)
         let failure = fatal.withLock { $0 }
         logger.info("agent stopped", metadata: [

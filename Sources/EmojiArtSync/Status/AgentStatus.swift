@@ -120,7 +120,7 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// aligned in one column, sizes in KiB/MiB, times as "3m05s ago" with the local clock time.
     public func humanReadable(now: Date = Date()) -> String {
         var rows: [(String, String)] = [
-            ("agent", "PID \(pid), \(state), up \(Self.duration(Int(now.timeIntervalSince(startedAt)))) (since \(Self.clockTime(startedAt)))"),
+            ("agent", agentSummary(now: now)),
             ("directory", directory),
             ("server", server),
             ("watching", watching),
@@ -144,6 +144,17 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         return rows.map { key, value in
             (key + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value
         }.joined(separator: "\n")
+    }
+
+    /// `PID 42, running, up 1h2m (since ...)`; a stopped agent's last status says when it stopped and how long
+    /// it had run (its `updatedAt` is the moment it stopped).
+    private func agentSummary(now: Date) -> String {
+        let started = Self.clockTime(startedAt)
+        guard state == "stopped" else {
+            return "PID \(pid), \(state), up \(Self.duration(Int(now.timeIntervalSince(startedAt)))) (since \(started))"
+        }
+        let ran = Self.duration(Int(updatedAt.timeIntervalSince(startedAt)))
+        return "PID \(pid), stopped \(Self.ago(updatedAt, now: now)) after running \(ran) (since \(started))"
     }
 
     /// `12s ago (14:03:07)`.

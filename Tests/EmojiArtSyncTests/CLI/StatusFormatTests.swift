@@ -35,6 +35,15 @@ struct StatusFormatTests {
         #expect(starting.systemdStatusLine == "0 ok, 26 missing, 0 failing of 26 assets; 0 repairs; first poll under way")
     }
 
+    @Test func aStoppedAgentsLastStatusSaysWhenItStoppedAndHowLongItRan() throws {
+        var status = try sample()
+        status.state = "stopped"
+        status.updatedAt = status.startedAt.addingTimeInterval(600)
+        let text = status.humanReadable(now: status.updatedAt.addingTimeInterval(30))
+        let agent = try #require(text.split(separator: "\n").first { $0.hasPrefix("agent:") })
+        #expect(agent.contains("PID 4242, stopped 30s ago (") && agent.contains(") after running 10m0s (since "), "\(agent)")
+    }
+
     @Test func plainStatusIsAlignedWithHumanSizesAndTimes() throws {
         let text = try sample().humanReadable(now: Date(timeIntervalSince1970: 1_800_000_000))
         let lines = text.split(separator: "\n").map(String.init)

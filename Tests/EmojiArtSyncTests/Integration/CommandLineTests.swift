@@ -107,7 +107,11 @@ struct CommandLineTests {
         agent.signal(SIGHUP)
         #expect(await eventually { gallery.server.requestCount(path: "/gallery/images") > pollsBefore })
 
-        // SIGTERM: exit 0 within 2 s, no temporary files, the index on disk.
+        // SIGTERM: exit 0 within 2 s, no temporary files, the index on disk; the last status is stamped with the
+        // moment it stopped (the published time has whole seconds: wait until the clock is past the start's).
+        let running = try AgentStatus.read(from: dir.file(".emojiart-sync/status.json"))
+        #expect(await eventually { Date().timeIntervalSince(running.startedAt) >= 1 })
+        let stopAsked = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let start = ContinuousClock.now
         agent.signal(SIGTERM)
         let status = await agent.waitForExit(timeout: .seconds(5))
@@ -116,6 +120,9 @@ struct CommandLineTests {
         #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
         #expect(FileManager.default.fileExists(atPath: dir.file(".emojiart-sync/index.sqlite3")))
         #expect(logLines(dir.path).contains { $0.contains("event=stop") })
+        let stopped = try AgentStatus.read(from: dir.file(".emojiart-sync/status.json"))
+        #expect(stopped.state == "stopped")
+        #expect(stopped.updatedAt >= stopAsked, "stamped \(stopped.updatedAt), stop asked at \(stopAsked)")
 
         // With no agent: status and purge say so and exit 1.
         let none = try await AgentProcess.run(["status", "--dir", dir.path], outputDirectory: out.path)
