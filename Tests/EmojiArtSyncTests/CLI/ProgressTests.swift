@@ -31,7 +31,7 @@ struct ProgressTests {
         let gallery = try await GalleryFixture(count: 9)
         let dir = TemporaryDirectory("progress-tty")
         let out = TemporaryDirectory("progress-out")
-        let run = try await PseudoTerminal.run(["--dir", dir.path, "--server", gallery.baseURL, "--once"], outputDirectory: out.path)
+        let run = try await Self.onceOnATerminal(gallery, dir: dir, out: out)
         #expect(run.status == 0, "\(run.terminal)")
         #expect(run.terminal.contains("\r0/9 assets  0%"), "\(run.terminal)")
         #expect(run.terminal.contains("\r9/9 assets  100%"), "\(run.terminal)")
@@ -56,12 +56,18 @@ struct ProgressTests {
     @Test func aOnceRunThatCannotHaveEverythingCountsItsFailuresOnTheLine() async throws {
         let gallery = try await GalleryFixture(count: 11)
         let dir = TemporaryDirectory("progress-failed")
-        let out = TemporaryDirectory("progress-failed-out")
-        let run = try await PseudoTerminal.run(["--dir", dir.path, "--server", gallery.baseURL, "--once"], outputDirectory: out.path)
+        let run = try await Self.onceOnATerminal(gallery, dir: dir, out: TemporaryDirectory("progress-failed-out"))
         #expect(run.status == 2, "\(run.terminal)")
         let last = try #require(run.terminal.components(separatedBy: "\r").last { $0.hasPrefix("11/11 assets  100%") })
         #expect(last.contains("ETA 0s  1 failed"), "\(run.terminal)")
         #expect(run.terminal.contains("synced 10 of 11 assets in "), "\(run.terminal)")
         await gallery.stop()
+    }
+
+    /// `emojiart-sync --once` on a pseudo-terminal against `gallery`: its exit status and what it drew.
+    static func onceOnATerminal(
+        _ gallery: GalleryFixture, dir: TemporaryDirectory, out: TemporaryDirectory
+    ) async throws -> (status: Int32?, terminal: String) {
+        try await PseudoTerminal.run(["--dir", dir.path, "--server", gallery.baseURL, "--once"], outputDirectory: out.path)
     }
 }
