@@ -36,7 +36,8 @@ if ! "$bundle" --list-tests 2>/dev/null | grep -q "^Listing 0 tests"; then
   "$bundle" 2>&1 | tee "$log/xctest" || status2=1
 fi
 
-# One closing line for both shards, `N passed, N failed` (`, N skipped` when a test was skipped); a shard without its summary line crashed.
+# One closing line for both shards, `N passed, N failed` (`, N skipped` when a test was skipped). A shard
+# without its summary line crashed.
 passed=0
 failed=0
 skipped=0
@@ -51,7 +52,7 @@ for shard_log in "$log/1" "$log/2"; do
   fi
   total=$(sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/' <<<"$summary")
   shard_failed=$(grep -E "Test .* failed after" "$shard_log" | grep -vcE "Test run with|Test case passing" || true)
-  shard_skipped=$(grep -cE "Test .* skipped" "$shard_log" || true)
+  shard_skipped=$(grep -cE "Test .* skipped(: .*)?$" "$shard_log" || true)
   passed=$((passed + total - shard_failed - shard_skipped))
   failed=$((failed + shard_failed))
   skipped=$((skipped + shard_skipped))

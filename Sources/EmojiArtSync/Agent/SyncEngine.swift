@@ -51,17 +51,18 @@ public struct SyncEngine: Sendable {
                 return AccessOutcome(key: key, hit: nil, bytes: 0, failure: String(describing: error))
             }
         } collect: { outcome in
+            // The line counts each key once: done at its first outcome, failed until an access has it.
             if onProgress != nil, !succeeded.contains(outcome.key) {
-                let firstOutcome = failureReasons[outcome.key] == nil
-                let failedBefore = !firstOutcome
-                if firstOutcome { progress.done += 1 }
+                let first = failureReasons[outcome.key] == nil
+                if first { progress.done += 1 }
                 if outcome.hit != nil {
                     progress.bytes += outcome.bytes
-                    if failedBefore { progress.failed -= 1 }  // failed earlier in the pass, had now
-                } else if firstOutcome {
+                    if !first { progress.failed -= 1 }
+                    onProgress?(progress)
+                } else if first {
                     progress.failed += 1
+                    onProgress?(progress)
                 }
-                if firstOutcome || outcome.hit != nil { onProgress?(progress) }
             }
             if let hit = outcome.hit {
                 report.hits[hit, default: 0] += 1
