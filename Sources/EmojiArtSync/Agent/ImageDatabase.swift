@@ -251,7 +251,7 @@ public final class ImageDatabase {
 
     /// Forgets every remembered failure, in memory and in the index, so the next access of each asks again.
     public func forgetFailures() async {
-        await loader.forgetFailures()
+        loader.forgetFailures()
         try? index.forgetUnusableAnswers()
     }
 

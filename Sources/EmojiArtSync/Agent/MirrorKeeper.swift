@@ -89,7 +89,7 @@ public final class MirrorKeeper {
         if hasPendingChecks { await checkPending() }
         database.changes.ring()
         if pollRequested { return .now }  // asked for while this ran: once more, right away
-        guard let retryAt = await loader.nextRetryAt else { return nextPollAt }
+        guard let retryAt = loader.nextRetryAt else { return nextPollAt }
         return min(nextPollAt, retryAt)
     }
 
@@ -138,7 +138,7 @@ public final class MirrorKeeper {
         if feedFailures > 0 {
             // The gallery is back: whatever failed while it was away is worth trying now, not at its backoff.
             // (Answers on record that were not images stay: the outage did not change them.)
-            await loader.forgetFailures()
+            loader.forgetFailures()
         }
         feedFailures = 0
         for rejection in feed.rejections {
@@ -161,7 +161,7 @@ public final class MirrorKeeper {
         // watcher could not see or a repair could not finish.
         if Task.isCancelled { return }
         // Keys whose last attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
-        let waiting = Set(await loader.failingKeys)
+        let waiting = Set(loader.failingKeys)
         await refetch(database.unstoredKeys(among: feed.uniqueKeys).filter { !waiting.contains($0) }, reason: nil)
         rescanAll()
         await checkPending()
@@ -303,7 +303,7 @@ public final class MirrorKeeper {
     /// and stored ones are checked, so a repair that failed (file still missing or corrupt) is tried again.
     /// A failed retry keeps its record, so the backoff keeps growing up to its cap.
     public func retryDueFailures() async {
-        let due = await loader.keysDueForRetry()
+        let due = loader.keysDueForRetry()
         guard !due.isEmpty else { return }
         let current = Set(feedKeys)
         var unstored: [AssetKey] = []
@@ -311,7 +311,7 @@ public final class MirrorKeeper {
         var corrupt: [AssetKey] = []
         for key in due {
             guard current.contains(key), !repairing.contains(key) else {
-                if !current.contains(key) { await loader.forgetFailure(key) }
+                if !current.contains(key) { loader.forgetFailure(key) }
                 continue
             }
             guard database.isStored(key) else {
@@ -319,7 +319,7 @@ public final class MirrorKeeper {
                 continue
             }
             switch await database.check(fileNamed: AssetFileName.name(for: key)) {
-            case .intact: await loader.forgetFailure(key)
+            case .intact: loader.forgetFailure(key)
             case .damaged(.missing): missing.append(key)
             case .damaged(.corrupt): corrupt.append(key)
             case .notOwned: unstored.append(key)
@@ -363,7 +363,7 @@ public final class MirrorKeeper {
 
     /// `SIGUSR1`: drops the memory cache (the next accesses are disk hits).
     public func purgeMemory() async -> AgentStatus.Purge {
-        let dropped = await loader.purge()
+        let dropped = loader.purge()
         await FreedMemory.release()  // what the cache held goes back to the kernel, not to malloc's free lists
         return recordPurge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes)
     }
@@ -378,7 +378,7 @@ public final class MirrorKeeper {
             lastError = String(describing: error)
             logger.error("disk purge incomplete", metadata: ["event": "purge", "scope": "disk", "error": .string(String(describing: error))])
         }
-        _ = await loader.purge()
+        _ = loader.purge()
         let record = recordPurge(scope: "disk", entries: removed.files, bytes: removed.bytes)
         await refetch(feedKeys, reason: nil)
         return record
@@ -404,7 +404,7 @@ public final class MirrorKeeper {
         status.assets.total = feedKeys.count
         status.assets.ok = database.storedInFeed
         status.assets.missing = status.assets.total - status.assets.ok
-        status.assets.failing = await loader.failureCount
+        status.assets.failing = loader.failureCount
         status.wakeUps = wakeUps
         status.indexFiles = database.ownedCount
         status.hits.memory = database.hits[.memory, default: 0]
@@ -412,7 +412,7 @@ public final class MirrorKeeper {
         status.hits.network = database.hits[.network, default: 0]
         status.repairs = database.repairs
         status.bytesFetched = database.bytesFetched
-        status.memoryBytes = await loader.cachedBytes
+        status.memoryBytes = loader.cachedBytes
         status.lastPoll = lastPoll
         status.lastError = lastError
         status.lastPurge = lastPurge

@@ -5,14 +5,18 @@ import EmojiArtPNG
 /// recent failures with a time after which they are retried (the book's `ImageLoader`, which kept
 /// `.failed` forever).
 ///
-/// It is an actor because its state is mutable, shared by every concurrent access, and correctness
-/// depends on coordinating it: two requests for one key must end in one download. It does not know where
-/// assets come from: callers pass the `load` closure that reads disk or network (the `ImageDatabase`).
+/// Its state is mutable, shared by every concurrent access, and correctness depends on coordinating it (two
+/// requests for one key must end in one download), so it needs an owner: the `SyncActor` silo, as the book does
+/// with `@ImageDatabase class DiskStorage`. The book's loader was an actor of its own because SwiftUI views called
+/// it; here every caller is already in the silo, and a second actor made a memory hit cross two executors four
+/// times. It does not know where assets come from: callers pass the `load` closure that reads disk or network
+/// (the `ImageDatabase`).
 ///
 /// A caller that finds the key in flight awaits the same task and counts as a memory hit. A failure is
 /// remembered until its retry time (`RetryPolicy`); a request after that starts a fresh attempt, so no
 /// caller is handed a stale failure forever. Purging drops cached bytes and failures, never in-flight work.
-public actor ImageLoader {
+@SyncActor
+public final class ImageLoader {
     public typealias Load = @Sendable () async throws -> (Asset, Hit)
 
     /// Thrown instead of loading again while a recent failure for the key is remembered.
@@ -44,7 +48,7 @@ public actor ImageLoader {
     /// Accesses answered from memory, including those that joined a load in flight.
     public private(set) var memoryHits = 0
 
-    public init(
+    public nonisolated init(
         memoryLimit: Int, retryPolicy: RetryPolicy = RetryPolicy(),
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
@@ -126,7 +130,7 @@ public actor ImageLoader {
         await withTaskCancellationHandler {
             await load.task.result
         } onCancel: {
-            Task { await self.waiterCancelled(key: key, loadID: load.id) }
+            Task { @SyncActor in self.waiterCancelled(key: key, loadID: load.id) }
         }
     }
 
@@ -145,7 +149,7 @@ public actor ImageLoader {
     /// short backoff): asking again in two seconds will get the same answer, so such a failure
     /// waits `RetryPolicy.unusableAnswerDelay` instead of the transient backoff. A changed feed, `SIGHUP` or
     /// the gallery coming back after an outage retries it sooner.
-    static func answeredButUnusable(_ error: any Error) -> Bool {
+    nonisolated static func answeredButUnusable(_ error: any Error) -> Bool {
         guard let error = error as? SyncError, error.code == .invalidImage else { return false }
         return (error.underlying as? PNGDefect)?.kind == .notPNG
     }
