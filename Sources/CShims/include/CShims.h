@@ -10,6 +10,13 @@
 /// containing `renameat2-einval` (read once per process) makes every renameat2 fail with EINVAL.
 int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, const char *to);
 
+// MARK: - Group commit (sync.c)
+
+/// syncfs(2) on the file system holding `fd`: every dirty page and inode of that file system reaches the disk,
+/// and the disk's cache is flushed. One call makes a whole batch of new files durable (Swift's Glibc module
+/// does not export it: it is behind _GNU_SOURCE). Returns 0, or -1 with errno set.
+int emojiart_syncfs(int fd);
+
 // MARK: - Open-file-description locks (lock.c)
 
 /// fcntl(F_OFD_SETLK) with a write lock over the whole file. 0, or -1 with errno (EAGAIN/EACCES: held).

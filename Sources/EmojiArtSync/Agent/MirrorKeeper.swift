@@ -38,6 +38,9 @@ public final class MirrorKeeper {
     private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
 
     private var pendingChecks: Set<String> = []
+    /// Files a person changed (inotify): checked before anything else, with the urgent lane open.
+    private var urgentChecks: Set<String> = []
+    private var urgentRepairs = 0
     /// Names seen changed while their key was being repaired: checked again once that repair is done.
     private var checksAfterRepair: Set<String> = []
     private var checking = false
@@ -149,20 +152,27 @@ public final class MirrorKeeper {
         if Task.isCancelled { return }  // the agent is stopping: the next start polls again
         let removal = await removeItemsGoneFromFeed(feed)
         feedKeys = feed.uniqueKeys
-        database.setFeed(feedKeys, tags: feed.tags)
-        if fullPassRequested {
-            fullPassRequested = false
-            await access(feed.entries)
+        do {
+            try database.setFeed(feedKeys, tags: feed.tags)
+            if fullPassRequested {
+                fullPassRequested = false
+                await access(feed.entries)
+            }
+            if Task.isCancelled { return }
+            await refresh(try database.staleKeys())
+            // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and every owned file
+            // is checked (an lstat each, a hash only if it changed): the poll is the safety net for anything the
+            // watcher could not see or a repair could not finish.
+            if Task.isCancelled { return }
+            // Keys whose last attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
+            let waiting = Set(loader.failingKeys)
+            await refetch(try database.unstoredKeys(among: feed.uniqueKeys).filter { !waiting.contains($0) }, reason: nil)
+        } catch {
+            // The index cannot be read now: this poll stops here, and the next one (or a retry) does it again.
+            report(error, while: "bringing DIR in line with the feed")
+            nextPollAt = ContinuousClock.now.advanced(by: feedRetry.delay(afterAttempt: 1))
+            return
         }
-        if Task.isCancelled { return }
-        await refresh(database.staleKeys())
-        // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and every owned file
-        // is checked (an lstat each, a hash only if it changed): the poll is the safety net for anything the
-        // watcher could not see or a repair could not finish.
-        if Task.isCancelled { return }
-        // Keys whose last attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
-        let waiting = Set(loader.failingKeys)
-        await refetch(database.unstoredKeys(among: feed.uniqueKeys).filter { !waiting.contains($0) }, reason: nil)
         rescanAll()
         await checkPending()
         if Task.isCancelled { return }
@@ -196,7 +206,13 @@ public final class MirrorKeeper {
 
     private func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
         let keep = Set(feed.uniqueKeys)
-        let owned = database.ownedKeys
+        let owned: [AssetKey]
+        do {
+            owned = try database.ownedKeys()
+        } catch {
+            report(error, while: "listing the agent's files to remove those gone from the feed")
+            return (0, false, nil)
+        }
         let gone = owned.filter { !keep.contains($0) }
         guard !gone.isEmpty else { return (0, false, nil) }
         let percent = owned.isEmpty ? 0 : gone.count * 100 / owned.count
@@ -228,11 +244,10 @@ public final class MirrorKeeper {
 
     // MARK: - Accessing and repairing
 
-    /// Accesses feed entries like `--once` does (duplicates included, within the bounded window).
+    /// Accesses feed entries like `--once` does (duplicates included, a batch per silo visit, misses within the
+    /// bounded window). Each access logs its own outcome.
     private func access(_ entries: [AssetKey]) async {
-        await forEachBounded(entries, limit: configuration.accessWindow) { [database] key in
-            _ = try? await database.image(key)
-        }
+        await FeedPass(database: database, window: configuration.accessWindow).run(entries)
         wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
     }
 
@@ -252,22 +267,47 @@ public final class MirrorKeeper {
         let recheck = checksAfterRepair.intersection(names)
         if !recheck.isEmpty {
             checksAfterRepair.subtract(recheck)
-            pendingChecks.formUnion(recheck)
+            urgentChecks.formUnion(recheck)
+            updateUrgentLane()
             alarm.ring()  // even from inside runDueWork: these checks are due now
         }
     }
 
-    /// Queues files for a check (names from inotify events); `checkPending()` processes them.
+    /// Queues files for a check (names from inotify events: a person changed them, so they go first, ahead of
+    /// the next batch of any pass); `checkPending()` processes them.
     public func noteChanged(fileNames: some Sequence<String>) {
-        pendingChecks.formUnion(fileNames)
+        urgentChecks.formUnion(fileNames)
+        updateUrgentLane()
     }
 
     /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated).
     public func rescanAll() {
-        pendingChecks.formUnion(database.ownedFileNames)
+        do {
+            pendingChecks.formUnion(try database.ownedFileNames())
+        } catch {
+            report(error, while: "listing the agent's files for a rescan")
+        }
     }
 
-    public var hasPendingChecks: Bool { !pendingChecks.isEmpty }
+    public var hasPendingChecks: Bool { !pendingChecks.isEmpty || !urgentChecks.isEmpty }
+
+    /// Open while a person's change waits for its check or repair.
+    private func updateUrgentLane() {
+        database.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
+    }
+
+    /// The next checks to run: every urgent one, else up to a batch of the rest.
+    private func nextChecks() -> (names: [String], urgent: Bool)? {
+        if !urgentChecks.isEmpty {
+            let names = urgentChecks.sorted()
+            urgentChecks.removeAll()
+            return (names, true)
+        }
+        guard !pendingChecks.isEmpty else { return nil }
+        var names: [String] = []
+        while names.count < FeedPass.batchSize, let name = pendingChecks.popFirst() { names.append(name) }
+        return (names.sorted(), false)
+    }
 
     /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
     /// pass loops until the queue is empty, so a burst of events costs a few passes, not one per event.
@@ -275,27 +315,34 @@ public final class MirrorKeeper {
         guard !checking else { return }
         checking = true
         defer { checking = false }
-        while !pendingChecks.isEmpty {
-            let names = pendingChecks
-            pendingChecks.removeAll()
+        while let (names, urgent) = nextChecks() {
+            if urgent { urgentRepairs += 1 }
             var missing: [AssetKey] = []
             var corrupt: [AssetKey] = []
-            for name in names.sorted() {
-                if Task.isCancelled { return }  // stopping: the next start checks everything anyway
-                guard let key = database.ownedKey(forFileNamed: name) else { continue }
-                if repairing.contains(key) {
-                    checksAfterRepair.insert(name)
-                    continue
-                }
-                switch await database.check(fileNamed: name) {
-                case .damaged(.missing): missing.append(key)
-                case .damaged(.corrupt): corrupt.append(key)
-                case .intact, .notOwned: break
+            for name in names {
+                if Task.isCancelled { break }  // stopping: the next start checks everything anyway
+                do {
+                    guard let key = try database.ownedKey(forFileNamed: name) else { continue }
+                    if repairing.contains(key) {
+                        checksAfterRepair.insert(name)
+                        continue
+                    }
+                    switch try await database.check(fileNamed: name) {
+                    case .damaged(.missing): missing.append(key)
+                    case .damaged(.corrupt): corrupt.append(key)
+                    case .intact, .notOwned: break
+                    }
+                } catch {
+                    // Checked again by the next poll's rescan, or the next event for the file.
+                    report(error, while: "checking \(name)")
                 }
             }
             async let missingDone: Void = refetch(missing, reason: .missing)
             async let corruptDone: Void = refetch(corrupt, reason: .corrupt)
             _ = await (missingDone, corruptDone)
+            if urgent { urgentRepairs -= 1 }
+            updateUrgentLane()
+            if Task.isCancelled { return }
         }
     }
 
@@ -314,15 +361,19 @@ public final class MirrorKeeper {
                 if !current.contains(key) { loader.forgetFailure(key) }
                 continue
             }
-            guard database.isStored(key) else {
-                unstored.append(key)
-                continue
-            }
-            switch await database.check(fileNamed: AssetFileName.name(for: key)) {
-            case .intact: loader.forgetFailure(key)
-            case .damaged(.missing): missing.append(key)
-            case .damaged(.corrupt): corrupt.append(key)
-            case .notOwned: unstored.append(key)
+            do {
+                guard try database.isStored(key) else {
+                    unstored.append(key)
+                    continue
+                }
+                switch try await database.check(fileNamed: AssetFileName.name(for: key)) {
+                case .intact: loader.forgetFailure(key)
+                case .damaged(.missing): missing.append(key)
+                case .damaged(.corrupt): corrupt.append(key)
+                case .notOwned: unstored.append(key)
+                }
+            } catch {
+                report(error, while: "checking \(key) for its retry")  // its failure stays on record: retried later
             }
         }
         async let fetched: Void = refetch(unstored, reason: nil)
@@ -332,14 +383,18 @@ public final class MirrorKeeper {
     }
 
     /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
-    public func forgetFailures() async {
-        await database.forgetFailures()
+    public func forgetFailures() {
+        do {
+            try database.forgetFailures()
+        } catch {
+            report(error, while: "forgetting the failures on record")
+        }
     }
 
     /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
     /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
     public func reload() async -> Int {
-        await forgetFailures()
+        forgetFailures()
         pollNow(fullPass: true)
         rescanAll()
         return passes.nextPass
@@ -393,6 +448,14 @@ public final class MirrorKeeper {
             "event": "purge", "scope": .string(scope), "entries": .stringConvertible(entries), "bytes": .stringConvertible(bytes),
         ])
         return record
+    }
+
+    /// An error that ends one piece of work but not the agent: logged, shown by `status`, retried later.
+    private func report(_ error: any Error, while doing: String) {
+        lastError = String(describing: error)
+        logger.warning("cannot finish work now, will retry", metadata: [
+            "event": "error", "while": .string(doing), "error": .string(String(describing: error)),
+        ])
     }
 
     // MARK: - Status

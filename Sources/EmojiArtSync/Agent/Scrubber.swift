@@ -72,7 +72,13 @@ public final class Scrubber {
     private func scrub(maxFiles: Int, maxBytes: Int) async -> Findings {
         var found = Findings()
         while found.files < maxFiles, found.bytes < maxBytes, !Task.isCancelled {
-            let page = database.index.names(after: cursor, limit: min(256, maxFiles - found.files))
+            let page: [(name: String, size: Int)]
+            do {
+                page = try database.index.names(after: cursor, limit: min(256, maxFiles - found.files))
+            } catch {
+                logger.warning("scrub paused: index unreadable", metadata: ["event": "scrub", "error": .string(error.message)])
+                break  // the next step starts where this one stopped
+            }
             guard !page.isEmpty else {
                 finishPass()
                 found.passCompleted = true
@@ -82,11 +88,17 @@ public final class Scrubber {
                 cursor = name
                 found.files += 1
                 found.bytes += size
-                if case .damaged(let reason) = await database.scrub(fileNamed: name),
-                    let key = database.ownedKey(forFileNamed: name)
-                {
-                    found.damaged.append((key, reason))
-                    passDamaged += 1
+                do {
+                    if case .damaged(let reason) = try await database.scrub(fileNamed: name),
+                        let key = try database.ownedKey(forFileNamed: name)
+                    {
+                        found.damaged.append((key, reason))
+                        passDamaged += 1
+                    }
+                } catch {
+                    logger.warning("scrub could not check a file", metadata: [
+                        "event": "scrub", "file": .string(name), "error": .string(error.message),
+                    ])
                 }
                 if found.bytes >= maxBytes { break }
             }

@@ -46,7 +46,7 @@ public final class SyncAgent: Sendable {
             retries: configuration.retries,
             metrics: metricsRegistry.map { SyncMetrics(factory: PrometheusMetricsFactory(registry: $0)) } ?? .off)
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
-        self.database = await ImageDatabase(
+        self.database = ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)
         self.engine = SyncEngine(
             database: database, fetcher: fetcher, accessWindow: configuration.accessWindow, logger: logger,

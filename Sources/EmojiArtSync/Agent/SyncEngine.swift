@@ -1,9 +1,9 @@
 import Logging
 
-/// Runs passes over the feed: fetch the feed, then access every entry (duplicates included, as the book's
-/// app does) through the `ImageDatabase`, concurrently within a bounded window (`accessWindow` pending
-/// accesses, whatever the feed's size), so duplicates of a key in flight join one load and the rest are
-/// memory hits.
+/// Runs passes over the feed (`--once`): fetch the feed, then access every entry (duplicates included, as the
+/// book's app does) through the `ImageDatabase` a batch at a time (`FeedPass`): hits answered a batch per silo
+/// visit, misses loaded within a bounded window (`accessWindow` pending accesses, whatever the feed's size), so
+/// duplicates of a key in flight join one load and the rest are memory hits.
 ///
 /// Holds no mutable state of its own; the database and loader own the caches.
 public struct SyncEngine: Sendable {
@@ -37,20 +37,14 @@ public struct SyncEngine: Sendable {
         report.uniqueAssets = feed.uniqueKeys.count
         report.rejected = feed.rejections
         let before = await counters()
-        await database.setFeed(feed.uniqueKeys, tags: feed.tags)
+        try await database.setFeed(feed.uniqueKeys, tags: feed.tags)
 
         var succeeded = Set<AssetKey>()
         var failureReasons: [AssetKey: String] = [:]
         var progress = SyncProgress(done: 0, total: feed.uniqueKeys.count, bytes: 0)
         onProgress?(progress)
-        report.peakAccessesInFlight = await forEachBounded(feed.entries, limit: accessWindow) { [database] key in
-            do {
-                let (asset, hit) = try await database.image(key)
-                return AccessOutcome(key: key, hit: hit, bytes: asset.size, failure: nil)
-            } catch {
-                return AccessOutcome(key: key, hit: nil, bytes: 0, failure: String(describing: error))
-            }
-        } collect: { outcome in
+        let visitsBefore = await database.siloVisits
+        report.peakAccessesInFlight = await FeedPass(database: database, window: accessWindow).run(feed.entries) { outcome in
             // The line counts each key once: done at its first outcome, failed until an access has it.
             if onProgress != nil, !succeeded.contains(outcome.key) {
                 let first = failureReasons[outcome.key] == nil
@@ -71,12 +65,14 @@ public struct SyncEngine: Sendable {
                 failureReasons[outcome.key] = outcome.failure
             }
         }
+        report.siloVisits = await database.siloVisits - visitsBefore
         // Stored items whose feed tag changed: fetched again, conditionally, replaced only when their bytes differ.
-        await forEachBounded(await database.staleKeys(), limit: accessWindow) { [database] key in
-            try? await database.refresh(key)
+        await forEachBounded(try await database.staleKeys(), limit: accessWindow) { [database] key in
+            _ = try? await database.refresh(key)  // each failure is logged and counted by the access itself
         }
+        let unstored = Set(try await database.unstoredKeys(among: feed.uniqueKeys))
         for key in feed.uniqueKeys {
-            if succeeded.contains(key), await database.isStored(key) {
+            if succeeded.contains(key), !unstored.contains(key) {
                 report.available += 1
             } else {
                 report.failures.append((key, failureReasons[key] ?? "not stored on disk"))
@@ -90,14 +86,6 @@ public struct SyncEngine: Sendable {
         report.duration = clock.now - start
         logSummary(report)
         return report
-    }
-
-    /// What one access came to; crosses from the child task to the pass.
-    private struct AccessOutcome: Sendable {
-        let key: AssetKey
-        let hit: Hit?
-        let bytes: Int
-        let failure: String?
     }
 
     private func fetchFeed() async throws -> GalleryFeed {

@@ -18,6 +18,8 @@ public struct SyncReport: Sendable {
     public var duration: Duration = .zero
     /// The most accesses that were pending at once (bounded by the engine's window).
     public var peakAccessesInFlight = 0
+    /// Turns the silo took for the pass's accesses: one per batch, plus one per miss.
+    public var siloVisits = 0
 
     public init() {}
 

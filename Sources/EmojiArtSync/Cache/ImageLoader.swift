@@ -141,6 +141,26 @@ public final class ImageLoader {
         if running.waiters <= 0 { running.task.cancel() }
     }
 
+    // MARK: - Answers inside a batch (no load, no suspension)
+
+    /// The cached asset for `key`, counted as a memory hit; nil when memory does not hold it.
+    public func cachedAsset(for key: AssetKey) -> Asset? {
+        guard let asset = memory.get(key) else { return nil }
+        memoryHits += 1
+        return asset
+    }
+
+    /// Whether a load of `key` runs now (an access must join it, which means waiting).
+    public func isLoading(_ key: AssetKey) -> Bool { inFlight[key] != nil }
+
+    /// Whether a failure of `key` is remembered (an access must go through `asset(for:load:)` to be refused).
+    public func hasFailureOnRecord(_ key: AssetKey) -> Bool { failures[key] != nil }
+
+    /// Keeps an asset that was answered without a load (a trusted disk hit in a batch), as a finished load would.
+    public func remember(_ asset: Asset) {
+        memory.insert(asset)
+    }
+
     /// Loads in flight that are being waited for (for tests and `status`).
     public var loadsInFlight: Int { inFlight.count }
 

@@ -13,8 +13,9 @@ import Glibc
 /// last wrote or verified it) and what freshness needs (the feed's tag and the server's validators).
 ///
 /// Lives on the `SyncActor`: one connection, and the actor's serial executor is SQLite's single writer. Its page
-/// cache is 8 MiB (SQLite's default is 2), enough for the rows of a 100,000-asset gallery. Every
-/// change is its own small transaction (a repair or a new file never rewrites the index). Commits survive the
+/// cache is 8 MiB (SQLite's default is 2), enough for the rows of a 100,000-asset gallery. New files are recorded
+/// a batch per transaction (`GroupCommitter`); other changes are small transactions of their own (nothing ever
+/// rewrites the index). Every read and write throws on failure: a busy or failing index is never read as "no row". Commits survive the
 /// process being killed at any instant; with `synchronous=NORMAL` the last ones could be lost to a power cut
 /// until `checkpoint()` (called at the end of a pass and on stop). A lost row is safe: the file looks like the
 /// user's until the next access proves it byte-identical to the server's and adopts it.
@@ -145,7 +146,7 @@ public final class AssetIndex {
         let (manifest, warning) = Manifest.load(from: path)
         if let warning { return warning }
         try connection.transaction { () throws(SyncError) in
-            for (name, entry) in manifest.files where self.entry(named: name) == nil {
+            for (name, entry) in manifest.files where try self.entry(named: name) == nil {
                 try write(IndexEntry(name: name, key: entry.key, size: entry.size, sha256: entry.sha256))
             }
         }
@@ -156,44 +157,44 @@ public final class AssetIndex {
     // MARK: - Reading
 
     /// Runs `body` inside one transaction, so a sweep of thousands of lookups takes SQLite's locks once instead
-    /// of once per statement. Nothing in `body` may suspend.
-    public func batch<T>(_ body: () -> T) -> T {
-        let began = (try? connection.execute("BEGIN")) != nil
-        defer { if began { try? connection.execute("COMMIT") } }
-        return body()
+    /// of once per statement, and a batch of changes commits together. Nothing in `body` may suspend. A failed
+    /// `BEGIN` or `COMMIT` throws (the changes are rolled back): an index that cannot be written is an error.
+    public func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
+        try connection.transaction(body)
     }
 
-    /// The row for file `name`, if the agent owns it.
-    public func entry(named name: String) -> IndexEntry? {
+    /// The row for file `name`, if the agent owns it. Throws when the index cannot be read (busy, I/O error):
+    /// "cannot tell" is never "not ours", or an owned file would look like the user's.
+    public func entry(named name: String) throws(SyncError) -> IndexEntry? {
         defer { selectByName.reset() }
-        guard (try? selectByName.bind(.text(name)).step()) == true else { return nil }
+        guard try selectByName.bind(.text(name)).step() else { return nil }
         lookups += 1
         return Self.read(selectByName)
     }
 
     /// The row for `key`'s file, if the agent owns it for that key.
-    public func entry(for key: AssetKey) -> IndexEntry? {
-        guard let entry = entry(named: AssetFileName.name(for: key)), entry.key == key.rawValue else { return nil }
+    public func entry(for key: AssetKey) throws(SyncError) -> IndexEntry? {
+        guard let entry = try entry(named: AssetFileName.name(for: key)), entry.key == key.rawValue else { return nil }
         return entry
     }
 
     /// Every row, ordered by name. Costs a walk of the table: for rescans and purges, not for each access.
-    public func allEntries() -> [IndexEntry] {
+    public func allEntries() throws(SyncError) -> [IndexEntry] {
         selectAll.bind()
         defer { selectAll.reset() }
         var entries: [IndexEntry] = []
         entries.reserveCapacity(count)
-        while (try? selectAll.step()) == true { entries.append(Self.read(selectAll)) }
+        while try selectAll.step() { entries.append(Self.read(selectAll)) }
         return entries
     }
 
     /// Up to `limit` file names (with sizes) that sort after `name`, in order: how the scrub walks the index a
     /// little at a time without holding it all in memory.
-    public func names(after name: String, limit: Int) -> [(name: String, size: Int)] {
+    public func names(after name: String, limit: Int) throws(SyncError) -> [(name: String, size: Int)] {
         selectPage.bind(.text(name), .integer(Int64(limit)))
         defer { selectPage.reset() }
         var page: [(name: String, size: Int)] = []
-        while (try? selectPage.step()) == true { page.append((selectPage.text(0), Int(selectPage.int64(1)))) }
+        while try selectPage.step() { page.append((selectPage.text(0), Int(selectPage.int64(1)))) }
         return page
     }
 
@@ -214,7 +215,7 @@ public final class AssetIndex {
     /// Records (or replaces) the row for `entry.name`. Returns true when the row is new.
     @discardableResult
     public func put(_ entry: IndexEntry) throws(SyncError) -> Bool {
-        let existed = self.entry(named: entry.name) != nil
+        let existed = try self.entry(named: entry.name) != nil
         try write(entry)
         if !existed { count += 1 }
         return !existed
@@ -243,7 +244,7 @@ public final class AssetIndex {
 
     /// Forgets file `name`: it is no longer the agent's.
     public func remove(named name: String) throws(SyncError) {
-        guard entry(named: name) != nil else { return }
+        guard try entry(named: name) != nil else { return }
         try deleteByName.bind(.text(name)).run()
         count -= 1
     }
@@ -251,9 +252,9 @@ public final class AssetIndex {
     // MARK: - Answers that were not images
 
     /// The last unusable answer recorded for `key` (the server answered, with something that is not a PNG).
-    public func unusableAnswer(for key: AssetKey) -> UnusableAnswer? {
+    public func unusableAnswer(for key: AssetKey) throws(SyncError) -> UnusableAnswer? {
         defer { selectUnusable.reset() }
-        guard (try? selectUnusable.bind(.text(key.rawValue)).step()) == true else { return nil }
+        guard try selectUnusable.bind(.text(key.rawValue)).step() else { return nil }
         return UnusableAnswer(
             tag: selectUnusable.optionalText(0), reason: selectUnusable.text(1),
             answeredAt: Date(timeIntervalSince1970: TimeInterval(selectUnusable.int64(2))))

@@ -9,7 +9,7 @@ import Glibc
 /// the layout; it lives in the `SyncActor` silo so that every change to the directory is ordered with the
 /// index updates that go with it.
 ///
-/// The pieces that touch only private files (writing and fsyncing a new temporary file, reading bytes that
+/// The pieces that touch only private files (writing a new temporary file, reading bytes that
 /// are verified afterwards) are `nonisolated static` and run off the actor; installing a file under its final
 /// name and removing one are isolated, because they change what the index describes.
 @SyncActor
@@ -19,7 +19,7 @@ public final class DiskStorage {
 
     public let directory: SyncDirectory
 
-    public init(directory: SyncDirectory) {
+    public nonisolated init(directory: SyncDirectory) {
         self.directory = directory
     }
 
@@ -61,9 +61,10 @@ public final class DiskStorage {
         return bytes
     }
 
-    /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644), then
-    /// `fsync(2)`s it. Returns its path. On failure the partial file is removed. Runs on the blocking-I/O pool,
-    /// off the actor: the file is private until `install` renames it.
+    /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644). Returns its
+    /// path. On failure the partial file is removed. Runs on the blocking-I/O pool, off the actor: the file is
+    /// private until `install` renames it. It is not flushed here: `GroupCommitter` flushes a whole batch with one
+    /// `syncfs(2)` before any of it is renamed into place.
     public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
         try await BlockingIO.run { try writeTemporaryFileNow(bytes, in: directory) }
     }
@@ -84,9 +85,6 @@ public final class DiskStorage {
                 }
                 offset += written
             }
-        }
-        if failure == nil, fsync(fd) != 0 {
-            failure = SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the asset to disk")
         }
         if close(fd) != 0, failure == nil {
             failure = SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")

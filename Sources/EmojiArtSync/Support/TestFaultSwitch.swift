@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Faults only tests turn on, through the environment variable `EMOJIART_SYNC_TEST_FAULT` (a comma-separated
 /// list), read once per process. They stand in for conditions a test cannot otherwise produce at the exact
 /// moment that matters. `renameat2-einval` is read by the C shim (`CShims/rename.c`); this reads the rest.
@@ -10,4 +14,11 @@ enum TestFaultSwitch {
     /// `index-write-full`: every write of a file's row to the index fails as on a full disk (`SQLITE_FULL`),
     /// after the file itself was written and renamed into place.
     static let indexWritesFail = faults.contains("index-write-full")
+
+    /// `commit-kill-STEP`: the process kills itself with `SIGKILL` at that step of a group commit (see
+    /// `GroupCommitter.Step`), as a power cut or an OOM kill would, so a test can prove what a restart finds.
+    static func killIfAsked(at step: GroupCommitter.Step) {
+        guard faults.contains(Substring("commit-kill-" + step.rawValue)) else { return }
+        kill(getpid(), SIGKILL)
+    }
 }

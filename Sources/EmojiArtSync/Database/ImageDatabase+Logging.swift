@@ -1,0 +1,57 @@
+import Logging
+
+/// The log lines and counters of accesses, repairs and failures.
+extension ImageDatabase {
+    func logAccess(_ key: AssetKey, hit: Hit, asset: Asset) {
+        changes.ring()
+        hits[hit, default: 0] += 1
+        fetcher.metrics.hit(hit)
+        logger.info("asset", metadata: [
+            "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),
+            "bytes": .stringConvertible(asset.size), "file": .string(AssetFileName.name(for: key)),
+        ])
+    }
+
+    /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
+    public func noteRepair(of key: AssetKey, reason: DamageReason) {
+        repairs += 1
+        changes.ring()
+        fetcher.metrics.repair(reason.rawValue)
+        logger.info("re-fetching damaged asset", metadata: [
+            "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
+            "file": .string(AssetFileName.name(for: key)),
+        ])
+    }
+
+    /// Each access that fails logs a line (`logFailure`), but `emojiart_sync_failures_total` counts loads: the
+    /// accesses that join a load in flight share its one failure, and a failure on record did no work.
+    func countingFailure(_ load: () async throws -> (Asset, Hit)) async throws -> (Asset, Hit) {
+        do {
+            return try await load()
+        } catch {
+            if !(error is CancellationError || error is UnusableAnswerOnRecord) {
+                fetcher.metrics.failure(error)
+            }
+            throw error
+        }
+    }
+
+    func logFailure(_ key: AssetKey, _ error: any Error) {
+        changes.ring()
+        var metadata: Logger.Metadata = [
+            "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(String(describing: error)),
+        ]
+        if error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord {
+            metadata["remembered"] = "true"
+        }
+        logger.warning("asset unavailable", metadata: metadata)
+    }
+
+    /// The index could not be read or written where the work could go on without it (a fingerprint not
+    /// recorded costs a re-read later): logged, never taken for a different answer.
+    func noteIndexTrouble(_ error: SyncError, while doing: String) {
+        logger.warning("index error", metadata: [
+            "event": "index", "result": "failed", "while": .string(doing), "error": .string(error.message),
+        ])
+    }
+}

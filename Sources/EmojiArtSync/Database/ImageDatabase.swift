@@ -1,0 +1,253 @@
+import Foundation
+import Logging
+
+/// The persistent image cache: memory, then disk, then network, and the ledger of what the agent wrote.
+///
+/// Owns (in the `SyncActor` silo) the `DiskStorage`, the `ImageLoader`'s memory cache and loads in flight, the
+/// `AssetIndex` that is both the stored-images index and the ownership record, the `GroupCommitter` that makes
+/// new files durable a batch at a time, and the hit, repair and conflict counters. Every asset access logs
+/// exactly one line with `hit=memory|disk|network` (or the failure).
+///
+/// A pass hands it a batch of feed entries per visit (`answer(_:)`): every memory hit and every trusted disk hit of
+/// the batch is answered and logged in that one turn, and only the misses come back, to be loaded one job each
+/// (`image(_:)`). docs/BENCHMARKS.md says what this saved.
+///
+/// Rules it keeps:
+/// - A disk hit needs a regular file (no symlink followed) whose size matches the index and whose `lstat`
+///   fingerprint is the one recorded when the agent last wrote or verified it; with another fingerprint, its
+///   SHA-256 must match the index and it must still parse as a PNG. Anything else is re-fetched and logged as
+///   `event=repair`.
+/// - Files not in the index are not the agent's: never modified, moved or deleted. If one sits at an
+///   asset's path it is reported as a conflict, unless it is byte-identical to what the server sent and did not
+///   change while it was read, in which case it is adopted without touching it (this is how files written just
+///   before a crash, whose index row was not yet committed, come back under the agent's care).
+/// - An index that cannot be read is an error, never "not the agent's".
+@SyncActor
+public final class ImageDatabase {
+    public let storage: DiskStorage
+    public let loader: ImageLoader
+    public let fetcher: AssetFetcher
+    let logger: Logger
+    /// Repairs and other user-visible work go here first: a pass waits for it before its next batch.
+    public let urgentLane = UrgentLane()
+    /// Makes new files durable, visible and recorded a batch at a time.
+    public private(set) var committer: GroupCommitter!
+
+    /// The ledger and index; opened by `setUp()`.
+    public private(set) var index: AssetIndex!
+
+    /// Accesses by the layer that served them: one per `event=asset` line, as `emojiart_sync_hits_total`.
+    public internal(set) var hits: [Hit: Int] = [:]
+    /// Bytes of asset bodies received from the gallery, valid or not, as `emojiart_sync_bytes_fetched_total`.
+    public nonisolated var bytesFetched: Int { fetcher.receivedBytes.count }
+    public internal(set) var repairs = 0
+    public internal(set) var conflicts = 0
+    /// Turns the silo took for passes and accesses: one per batch of entries, one per miss. A test checks that a
+    /// warm pass costs batches, not entries.
+    public internal(set) var siloVisits = 0
+    /// Keys of the feed the agent keeps now, and how many of them have a file in the index: kept as rows
+    /// change, so `status` costs nothing at any gallery size.
+    var feedKeySet: Set<AssetKey> = []
+    /// The feed's tag (`checksum`) per key, recorded with each file stored, compared by `staleKeys()`.
+    var feedTags: [AssetKey: String] = [:]
+    public internal(set) var storedInFeed = 0
+    /// Files fetched again because the feed's tag for them changed, and how many of those had new bytes.
+    public internal(set) var refreshes = 0
+    public internal(set) var updates = 0
+    /// Rung when anything `status` shows changed; the status writer sleeps on it.
+    public nonisolated let changes = Alarm()
+
+    /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
+    public internal(set) var filesRead = 0
+    /// Conflicts already logged: each path is reported once, not once per poll.
+    var conflictLedger = ConflictLedger()
+
+    public nonisolated init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
+        self.storage = DiskStorage(directory: directory)
+        self.loader = loader
+        self.fetcher = fetcher
+        self.logger = logger
+    }
+
+    public var directory: SyncDirectory { storage.directory }
+
+    /// Creates the directories and opens the index (rebuilding or importing it when needed).
+    public func setUp() throws(SyncError) {
+        try directory.prepare()
+        let (opened, notice) = try AssetIndex.open(directory: directory)
+        if let notice {
+            logger.warning("index rebuilt or imported", metadata: ["event": "index", "detail": .string(notice)])
+        }
+        index = opened
+        committer = GroupCommitter(storage: storage, index: { [unowned self] in self.index })
+        logger.info("database ready", metadata: [
+            "event": "setup", "dir": .string(directory.root), "files": .stringConvertible(index.count),
+        ])
+    }
+
+    /// Takes the keys and tags of a newly accepted feed (a walk of the feed, once per changed feed).
+    public func setFeed(_ keys: [AssetKey], tags: [AssetKey: String]) throws(SyncError) {
+        let stored = try index.transaction { () throws(SyncError) in
+            var stored = 0
+            for key in keys where try index.entry(for: key) != nil { stored += 1 }
+            return stored
+        }
+        feedKeySet = Set(keys)
+        feedTags = tags
+        storedInFeed = stored
+        changes.ring()
+    }
+
+    /// Stored keys whose tag in the feed differs from the one recorded with their file: the server says their
+    /// content changed, so they are fetched again (`refresh`). A file stored without a tag (adopted, or
+    /// imported from an old manifest) takes the feed's tag as it is. One index lookup per key of the feed.
+    public func staleKeys() throws(SyncError) -> [AssetKey] {
+        let stale = try index.transaction { () throws(SyncError) in
+            var stale: [AssetKey] = []
+            for (key, tag) in feedTags {
+                guard var entry = try index.entry(for: key), entry.tag != tag else { continue }
+                if entry.tag == nil {
+                    entry.tag = tag
+                    try index.put(entry)
+                } else {
+                    stale.append(key)
+                }
+            }
+            return stale
+        }
+        return stale.sorted()
+    }
+
+    /// The keys among `keys` that have no file in the index (one transaction for the whole sweep).
+    public func unstoredKeys(among keys: [AssetKey]) throws(SyncError) -> [AssetKey] {
+        try index.transaction { () throws(SyncError) in
+            var unstored: [AssetKey] = []
+            for key in keys where try index.entry(for: key) == nil { unstored.append(key) }
+            return unstored
+        }
+    }
+
+    /// Whether the agent has a recorded file for `key` (the book's `storedImagesIndex.contains`).
+    public func isStored(_ key: AssetKey) throws(SyncError) -> Bool {
+        try index.entry(for: key) != nil
+    }
+
+    // MARK: - Accesses
+
+    /// Answers a batch of feed entries in one turn: memory hits and disk hits whose fingerprint is the recorded
+    /// one are logged and returned as answered; everything else (not stored, damaged, a load in flight to join, a
+    /// failure on record) is returned as a miss, for `image(_:)`. Duplicates of a key in the batch are answered
+    /// alike: the second one of a key found on disk is a memory hit, as in the book.
+    public func answer(_ entries: ArraySlice<AssetKey>) -> BatchAnswer {
+        siloVisits += 1
+        var answer = BatchAnswer()
+        var taken = 0
+        do {
+            try index.transaction { () throws(SyncError) in
+                for key in entries {
+                    try answer.take(key, from: self)
+                    taken += 1
+                }
+            }
+        } catch {
+            // The index could not be read: the keys not answered go the long way, where each access that still
+            // cannot read it fails with this error and logs it.
+            noteIndexTrouble(error, while: "answering a batch of accesses")
+            answer.misses += entries.dropFirst(taken)
+        }
+        return answer
+    }
+
+    /// One key of a batch: a hit answered now, or a miss. Throws when the index cannot be read.
+    func answerNow(_ key: AssetKey) throws(SyncError) -> (Asset, Hit)? {
+        if let asset = loader.cachedAsset(for: key) {
+            logAccess(key, hit: .memory, asset: asset)
+            return (asset, .memory)
+        }
+        // One lstat decides: the recorded fingerprint (device, inode, size, mtime, ctime of the regular file the
+        // agent wrote or verified) or nothing; anything else is a miss, looked at closely by `image(_:)`.
+        guard !loader.isLoading(key), !loader.hasFailureOnRecord(key), let entry = try index.entry(for: key),
+            let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
+        else { return nil }
+        let asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+        loader.remember(asset)
+        logAccess(key, hit: .disk, asset: asset)
+        return (asset, .disk)
+    }
+
+    /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line. The line is
+    /// written where the work happened: by the access that read the disk or the network (before anyone
+    /// waiting on it resumes), or here for memory hits.
+    public func image(_ key: AssetKey) async throws -> (Asset, Hit) {
+        siloVisits += 1
+        do {
+            let (asset, hit) = try await loader.asset(for: key) { [self] in
+                try await self.countingFailure { try await self.loadBelowMemory(key) }
+            }
+            if hit == .memory { logAccess(key, hit: hit, asset: asset) }
+            return (asset, hit)
+        } catch {
+            logFailure(key, error)
+            throw error
+        }
+    }
+
+    /// Fetches `key` from the network even if memory and disk have it, and stores it: a repair.
+    public func refetch(_ key: AssetKey) async throws -> Asset {
+        siloVisits += 1
+        do {
+            let (asset, hit) = try await loader.reload(key) { [self] in
+                try await self.countingFailure { try await self.loadForRefetch(key) }
+            }
+            if hit == .memory { logAccess(key, hit: hit, asset: asset) }
+            return asset
+        } catch {
+            logFailure(key, error)
+            throw error
+        }
+    }
+
+    /// Fetches `key` again because its feed tag changed: conditionally (`If-None-Match`/`If-Modified-Since`
+    /// with the validators the server gave for the stored bytes), so an unchanged image costs a `304`. The
+    /// file is replaced, atomically as always, only when the bytes differ; the row takes the new tag either way.
+    public func refresh(_ key: AssetKey) async throws {
+        guard let entry = try index.entry(for: key) else { return }
+        let tag = feedTags[key]
+        do {
+            _ = try await loader.reload(key) { [self] in
+                try await self.countingFailure { try await self.loadFresh(key, stored: entry, tag: tag) }
+            }
+        } catch {
+            logFailure(key, error)
+            throw error
+        }
+    }
+
+    /// Forgets every remembered failure, in memory and in the index, so the next access of each asks again.
+    public func forgetFailures() throws(SyncError) {
+        loader.forgetFailures()
+        try index.forgetUnusableAnswers()
+    }
+
+    /// Makes everything recorded so far durable against a power cut: the directory's entries (renames,
+    /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
+    public func makeDurable() async throws {
+        await storage.syncDirectory()
+        try index.checkpoint()
+    }
+}
+
+/// What one batch visit answered: the hits (already logged and counted) and the keys that need a load.
+public struct BatchAnswer: Sendable {
+    public var answered: [(key: AssetKey, hit: Hit, bytes: Int)] = []
+    public var misses: [AssetKey] = []
+
+    @SyncActor
+    mutating func take(_ key: AssetKey, from database: ImageDatabase) throws(SyncError) {
+        if let (asset, hit) = try database.answerNow(key) {
+            answered.append((key, hit, asset.size))
+        } else {
+            misses.append(key)
+        }
+    }
+}

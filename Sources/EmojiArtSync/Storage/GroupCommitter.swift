@@ -1,0 +1,208 @@
+import CShims
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Makes new asset files durable, visible and recorded a batch at a time: git's `core.fsyncMethod=batch` for the
+/// sync directory.
+///
+/// A finished download arrives as a temporary file that was written but not flushed. The committer gathers every
+/// file that arrives while the previous batch is being committed, then, for the whole batch:
+/// 1. one `syncfs(2)` makes every temporary file's bytes durable (the file system's journal and the disk's cache
+///    are flushed once, not once per file);
+/// 2. in one turn of the silo, each file is renamed into place (only where the path is still the agent's to write:
+///    the decision and the rename happen together, with nothing in between), and their index rows are written in
+///    one SQLite transaction;
+/// 3. one `fsync` of DIR and of the temporary directory makes the renames durable;
+/// 4. only then is each waiter resumed, and its asset logged and counted.
+///
+/// Batches adapt by themselves: while a batch is being flushed the next one grows (to thousands of files during a
+/// cold pass), and a file that arrives when nothing is being committed is committed at once, alone, so a lone
+/// repair lands in milliseconds. docs/RELIABILITY.md gives the durability argument for each crash point.
+@SyncActor
+public final class GroupCommitter {
+    /// The steps a test can stop the process at (`EMOJIART_SYNC_TEST_FAULT=commit-kill-STEP`).
+    public enum Step: String, Sendable, CaseIterable {
+        /// The batch's temporary files are written, nothing is flushed.
+        case afterWrites = "after-writes"
+        /// The temporary files are durable; none is renamed.
+        case afterFlush = "after-flush"
+        /// The first file of the batch is renamed into place, the others are not.
+        case midRenames = "mid-renames"
+        /// Every file is renamed, no index row is written.
+        case beforeTransaction = "before-transaction"
+        /// The rows are committed; the directory is not yet flushed, nothing is logged.
+        case afterTransaction = "after-transaction"
+    }
+
+    /// A downloaded asset in a private temporary file, waiting to be put at its path.
+    public struct PendingFile: Sendable {
+        public let temporaryPath: String
+        public let entry: IndexEntry
+    }
+
+    /// What committing one file came to.
+    public enum Outcome: Sendable, Equatable {
+        /// Renamed into place and recorded; `isNew`: the row is new (no older file of the key's was replaced).
+        case installed(isNew: Bool)
+        /// A regular file the agent does not own sits at the path: nothing was changed; the caller decides
+        /// whether it is byte-identical to the download (adopted) or someone else's (a conflict).
+        case occupiedByForeignFile
+        /// The path holds something the agent may never write (a link, FIFO, directory...): the reason.
+        case refused(String)
+    }
+
+    private struct Waiting {
+        let file: PendingFile
+        let continuation: CheckedContinuation<Outcome, any Error>
+    }
+
+    private let storage: DiskStorage
+    private let index: () -> AssetIndex
+    private var queue: [Waiting] = []
+    private var committing = false
+
+    /// Batches committed and files in them, since start (`status --json`, the benchmarks, tests).
+    public private(set) var batches = 0
+    public private(set) var files = 0
+    /// The largest batch so far.
+    public private(set) var largestBatch = 0
+
+    init(storage: DiskStorage, index: @escaping () -> AssetIndex) {
+        self.storage = storage
+        self.index = index
+    }
+
+    private var directory: SyncDirectory { storage.directory }
+
+    /// Commits `file` with the batch that is open now, and returns once that batch is durable and recorded.
+    /// Throws when the batch could not be made durable or recorded; the temporary file is gone either way.
+    public func commit(_ file: PendingFile) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.append(Waiting(file: file, continuation: continuation))
+            if !committing {
+                committing = true
+                Task { await self.drain() }
+            }
+        }
+    }
+
+    /// Commits batches until nothing is waiting: each batch is what arrived while the previous one was committed.
+    private func drain() async {
+        while !queue.isEmpty {
+            let batch = queue
+            queue.removeAll(keepingCapacity: true)
+            let outcomes = await commitBatch(batch.map(\.file))
+            batches += 1
+            files += batch.count
+            largestBatch = max(largestBatch, batch.count)
+            for (waiting, outcome) in zip(batch, outcomes) { waiting.continuation.resume(with: outcome) }
+        }
+        committing = false
+    }
+
+    private func commitBatch(_ batch: [PendingFile]) async -> [Result<Outcome, any Error>] {
+        TestFaultSwitch.killIfAsked(at: .afterWrites)
+        // 1. Durable bytes, once for the batch, off the silo.
+        let temporaryDirectory = directory.temporaryDirectory
+        if let failure = await BlockingIO.run({ Self.flushFileSystem(holding: temporaryDirectory) }) {
+            for file in batch { unlink(file.temporaryPath) }
+            return batch.map { _ in .failure(failure) }
+        }
+        TestFaultSwitch.killIfAsked(at: .afterFlush)
+        // 2. Decide, rename and record, in one turn of the silo: nothing can change a path in between.
+        var outcomes: [Result<Outcome, any Error>] = []
+        var installed: [(position: Int, replaced: Bool)] = []
+        for (position, file) in batch.enumerated() {
+            let (outcome, replaced) = install(file)
+            if case .success(.installed) = outcome { installed.append((position, replaced)) }
+            outcomes.append(outcome)
+        }
+        TestFaultSwitch.killIfAsked(at: .beforeTransaction)
+        do {
+            let new = try record(installed.map { batch[$0.position].entry })
+            for (position, isNew) in zip(installed.map(\.position), new) { outcomes[position] = .success(.installed(isNew: isNew)) }
+        } catch {
+            // No rows (a full disk, say): a new file left in place would look like the user's from now on. It
+            // is taken back (nothing ran in between); a replaced file keeps its old row and is repaired later.
+            for (position, replaced) in installed {
+                if !replaced {
+                    do {
+                        try storage.remove(batch[position].entry.name)
+                    } catch let removal {
+                        outcomes[position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
+                        continue
+                    }
+                }
+                outcomes[position] = .failure(error)
+            }
+        }
+        TestFaultSwitch.killIfAsked(at: .afterTransaction)
+        // 3. Durable renames, once for the batch.
+        if !installed.isEmpty { await storage.syncDirectory() }
+        return outcomes
+    }
+
+    /// Renames one file into place if its path is still the agent's to write (decided now, from what is there).
+    /// `replaced`: an older file of the agent's was at the path.
+    private func install(_ file: PendingFile) -> (Result<Outcome, any Error>, replaced: Bool) {
+        let name = file.entry.name
+        let path = directory.path(ofAsset: name)
+        let owned: Bool
+        do {
+            owned = try index().entry(named: name)?.key == file.entry.key
+        } catch {
+            unlink(file.temporaryPath)
+            return (.failure(error), false)
+        }
+        let occupant = PathOccupant.at(path)
+        if let refusal = occupant.refusal(owned: owned) {
+            unlink(file.temporaryPath)
+            return (.success(.refused(refusal)), false)
+        }
+        let replacing = occupant.kind == .regular
+        if replacing && !owned {
+            unlink(file.temporaryPath)
+            return (.success(.occupiedByForeignFile), false)
+        }
+        do {
+            switch try storage.install(temporaryFile: file.temporaryPath, as: name, replacing: replacing) {
+            case .installed:
+                TestFaultSwitch.killIfAsked(at: .midRenames)
+                return (.success(.installed(isNew: !replacing)), replacing)
+            case .occupied:
+                return (.success(.occupiedByForeignFile), false)
+            }
+        } catch {
+            return (.failure(error), false)
+        }
+    }
+
+    /// Writes the rows of the installed files, with the fingerprint each file has now, in one transaction.
+    /// Returns, per entry, whether its row is new.
+    private func record(_ entries: [IndexEntry]) throws(SyncError) -> [Bool] {
+        guard !entries.isEmpty else { return [] }
+        let index = index()
+        return try index.transaction { () throws(SyncError) in
+            var new: [Bool] = []
+            for var entry in entries {
+                entry.fingerprint = FileFingerprint.of(directory.path(ofAsset: entry.name))
+                new.append(try index.put(entry))
+            }
+            return new
+        }
+    }
+
+    /// `syncfs(2)` on the file system of `path`; nil, or the error.
+    private nonisolated static func flushFileSystem(holding path: String) -> SyncError? {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush new files to disk") }
+        defer { close(fd) }
+        if emojiart_syncfs(fd) != 0 {
+            return SyncError.system("syncfs", path: path, errno: errno, hint: "cannot flush new files to disk")
+        }
+        return nil
+    }
+}
