@@ -147,6 +147,6 @@ struct AssetIndexTests {
     @SyncActor
     private func rowKeys(in dir: String) throws -> [String] {
         let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
-        return index.allEntries().map(\.key)
+        return try index.allEntries().map(\.key)
     }
 }

@@ -32,8 +32,17 @@ struct BackgroundAgentTests {
         let repaired = await eventually(timeout: .seconds(10)) { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } }
         #expect(repaired)
         #expect(readBytes(outside.file("kept.png")) == gallery.server.imageBytes(5), "a file moved away is the user's now")
+        // A file is in place once its batch is committed; its hit=network line is written right after that.
+        let expected = [(1, "missing"), (2, "corrupt"), (3, "corrupt"), (4, "corrupt"), (5, "missing")]
+        _ = await eventually(timeout: .seconds(10)) {
+            let lines = logLines(dir.path)
+            return expected.allSatisfy { n, _ in
+                lines.contains { $0.contains("hit=network") && $0.contains("key=/gallery/image?\(n)") && $0.contains("event=asset") }
+                    && lines.contains { $0.contains("event=repair") && $0.contains("key=/gallery/image?\(n)") }
+            }
+        }
         let lines = logLines(dir.path)
-        for (n, reason) in [(1, "missing"), (2, "corrupt"), (3, "corrupt"), (4, "corrupt"), (5, "missing")] {
+        for (n, reason) in expected {
             let key = "key=/gallery/image?\(n)"
             let repair = lines.lastIndex { $0.contains("event=repair") && $0.contains("reason=\(reason)") && $0.contains(key) }
             let network = lines.lastIndex { $0.contains("event=asset") && $0.contains("hit=network") && $0.contains(key) }

@@ -5,5 +5,5 @@ import EmojiArtSync
 @SyncActor
 func indexedFileNames(in dir: String) throws -> Set<String> {
     let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
-    return Set(index.allEntries().map(\.name))
+    return Set(try index.allEntries().map(\.name))
 }

@@ -1,0 +1,103 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The batch shape of the core: passes visit the silo per batch, new files are committed a batch at a time and
+/// survive a kill at any step of a commit, adoption cannot be fooled by a swap during its read.
+@Suite(.timeLimit(.minutes(5)))
+struct BatchCommitTests {
+    @Test func aWarmPassVisitsTheSiloPerBatchNotPerEntry() async throws {
+        let gallery = try await GalleryFixture(count: 6_700, imageSize: .small)
+        let dir = TemporaryDirectory("visits")
+        let cold = try await gallery.syncOnce(dir: dir.path)
+        #expect(cold.entries >= 20_000)
+        let warm = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(warm.hits[.disk] == gallery.validNumbers.count)
+        #expect(warm.hits[.network, default: 0] == 0)
+        // A warm pass answers every entry in its batch's visit; only the error items (answers on record, which
+        // go the long way to be refused) cost a visit each.
+        let bound = warm.entries / 100 + 3 * gallery.errorNumbers.count + 10
+        #expect(warm.siloVisits > 0)
+        #expect(warm.siloVisits <= bound, "\(warm.siloVisits) silo visits for \(warm.entries) entries")
+    }
+
+    @Test func aColdPassCommitsItsFilesInBatches() async throws {
+        let gallery = try await GalleryFixture(count: 600, imageSize: .small)
+        let dir = TemporaryDirectory("batches")
+        var committer: GroupCommitter?
+        let configuration = try gallery.configuration(dir: dir.path)
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        let report = try await agent.syncOnce()
+        committer = await agent.database.committer
+        await gallery.stop()
+        let commits = try #require(committer)
+        let files = await commits.files
+        let batches = await commits.batches
+        #expect(report.available == gallery.validNumbers.count)
+        #expect(files == gallery.validNumbers.count)
+        #expect(batches < files, "every file was committed alone (\(batches) batches for \(files) files)")
+        #expect(await commits.largestBatch > 1)
+    }
+
+    @Test func aFileSwappedInWhileItIsReadForAdoptionIsRefused() async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let dir = TemporaryDirectory("adopt-race")
+        // The user's copy, identical to the server's: adoptable, until it is swapped during the read.
+        try writeBytes(gallery.server.imageBytes(3), to: dir.file("gallery_image_3.png"))
+        var other = gallery.server.imageBytes(4)
+        other[other.count / 2] ^= 0xFF
+        try writeBytes(other, to: dir.file("swap.tmp"))
+        let target = dir.file("gallery_image_3.png")
+        let swapped = dir.file("swap.tmp")
+        DatabaseTestHooks.setAfterAdoptionRead { path in
+            if path == target { rename(swapped, target) }
+        }
+        defer { DatabaseTestHooks.setAfterAdoptionRead(nil) }
+        let report = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+
+        #expect(report.failures.contains { $0.key.rawValue == "/gallery/image?3" })
+        #expect(readBytes(target) == other, "the user's file was changed")
+        #expect(try await !indexedFileNames(in: dir.path).contains("gallery_image_3.png"), "a swapped-in file was recorded as the agent's")
+        #expect(logLines(dir.path).contains { $0.contains("event=conflict") && $0.contains("gallery_image_3.png") })
+    }
+
+    /// A `kill -9` at each step of a group commit: the next run finds no partial file, every file the agent
+    /// renamed is recorded (or adopted), and the user's file is untouched.
+    @Test(arguments: GroupCommitter.Step.allCases)
+    func aKillAtAnyStepOfACommitLosesNothingAndLeavesNoPartialFile(_ step: GroupCommitter.Step) async throws {
+        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
+        let dir = TemporaryDirectory("kill-\(step.rawValue)")
+        let output = TemporaryDirectory("kill-output")
+        let mine = Array("the user's own notes\n".utf8)
+        try writeBytes(mine, to: dir.file("notes.txt"))
+        let arguments = ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--quiet", "--retries", "0"]
+        let killed = try await AgentProcess.run(
+            arguments, outputDirectory: output.path, environment: ["EMOJIART_SYNC_TEST_FAULT": "commit-kill-\(step.rawValue)"])
+        #expect(killed.status == SIGKILL, "the fault switch did not stop the run at \(step.rawValue): \(killed.stderr)")
+
+        // Whatever is visible is whole: every PNG in DIR is one the gallery served, byte for byte.
+        for name in dir.names() where name.hasSuffix(".png") {
+            let n = try #require(Int(name.dropFirst("gallery_image_".count).dropLast(4)))
+            #expect(readBytes(dir.file(name)) == gallery.server.imageBytes(n), "\(name) is partial after a kill at \(step.rawValue)")
+        }
+        let again = try await AgentProcess.run(arguments, outputDirectory: output.path)
+        await gallery.stop()
+        #expect(again.status == 2, "restart after a kill at \(step.rawValue): \(again.stderr)")  // 2: the error items
+        let indexed = try await indexedFileNames(in: dir.path)
+        for n in gallery.validNumbers {
+            #expect(readBytes(dir.file("gallery_image_\(n).png")) == gallery.server.imageBytes(n))
+            #expect(indexed.contains("gallery_image_\(n).png"), "image \(n) is not the agent's after a kill at \(step.rawValue)")
+        }
+        #expect(readBytes(dir.file("notes.txt")) == mine)
+        #expect(!indexed.contains("notes.txt"))
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "temporary files left behind")
+    }
+}
