@@ -10,47 +10,47 @@ import Logging
 /// `await` it re-reads what it needs rather than trusting what it saw before.
 @SyncActor
 public final class MirrorKeeper {
-    private let database: ImageDatabase
-    private let fetcher: AssetFetcher
-    private let loader: ImageLoader
-    private let configuration: AgentConfiguration
-    private let logger: Logger
+    let database: ImageDatabase
+    let fetcher: AssetFetcher
+    let loader: ImageLoader
+    let configuration: AgentConfiguration
+    let logger: Logger
 
     /// Distinct keys of the last feed that was accepted.
-    public private(set) var feedKeys: [AssetKey] = []
+    public internal(set) var feedKeys: [AssetKey] = []
     /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
     /// first poll and after `SIGHUP`.
-    private var fullPassRequested = true
+    var fullPassRequested = true
     /// A poll was asked for (`SIGHUP`, DIR recreated, the first one): it runs at the next wake-up, and one asked
     /// for while a poll runs makes one more run right after it.
-    private var pollRequested = true
-    private var nextPollAt: ContinuousClock.Instant = .now
+    var pollRequested = true
+    var nextPollAt: ContinuousClock.Instant = .now
     /// Rung whenever there is work to do now; the agent's scheduler sleeps on it until the next deadline.
     public nonisolated let alarm = Alarm()
     /// Times the scheduler woke up to run due work (`status --json` shows it: flat while idle).
-    public private(set) var wakeUps = 0
-    private var runningDueWork = false
+    public internal(set) var wakeUps = 0
+    var runningDueWork = false
     /// The passes of `runDueWork`, for callers that wait for the pass carrying out their request (a reload).
-    private let passes = PassCounter()
-    private var feedFailures = 0
+    let passes = PassCounter()
+    var feedFailures = 0
     /// What the server said identifies the last feed accepted; the next poll asks "changed since?".
-    private var feedValidators: HTTPValidators?
-    private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
+    var feedValidators: HTTPValidators?
+    let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
 
-    private var pendingChecks: Set<String> = []
+    var pendingChecks: Set<String> = []
     /// Files a person changed (inotify): checked before anything else, with the urgent lane open.
-    private var urgentChecks: Set<String> = []
-    private var urgentRepairs = 0
+    var urgentChecks: Set<String> = []
+    var urgentRepairs = 0
     /// Names seen changed while their key was being repaired: checked again once that repair is done.
-    private var checksAfterRepair: Set<String> = []
-    private var checking = false
-    private var repairing: Set<AssetKey> = []
-    private var purgeSequence = 0
+    var checksAfterRepair: Set<String> = []
+    var checking = false
+    var repairing: Set<AssetKey> = []
+    var purgeSequence = 0
 
     /// What `status` shows besides counters.
-    public private(set) var lastPoll: AgentStatus.Poll?
-    public private(set) var lastError: String?
-    public private(set) var lastPurge: AgentStatus.Purge?
+    public internal(set) var lastPoll: AgentStatus.Poll?
+    public internal(set) var lastError: String?
+    public internal(set) var lastPurge: AgentStatus.Purge?
 
     /// Re-hashes owned files in the background, a step at a time.
     public let scrubber: Scrubber
@@ -97,7 +97,7 @@ public final class MirrorKeeper {
     }
 
     /// Work done outside `runDueWork` (a repair the watcher started) may have changed the next deadline.
-    private func wakeSchedulerIfAsleep() {
+    func wakeSchedulerIfAsleep() {
         if !runningDueWork { alarm.ring() }
     }
 
@@ -107,7 +107,7 @@ public final class MirrorKeeper {
     /// The request is conditional (`If-None-Match`/`If-Modified-Since`) when the server gave validators for
     /// the feed last time; a `304` ends the poll there: nothing changed, nothing to walk. A changed feed is
     /// diffed against the index: new keys fetched, gone ones removed, keys whose tag changed refreshed.
-    private func poll() async {
+    func poll() async {
         let started = ContinuousClock.now
         let feed: GalleryFeed
         do {
@@ -187,13 +187,13 @@ public final class MirrorKeeper {
         await FreedMemory.release()  // a changed feed's pass freed far more than it keeps (a 304 ended above)
     }
 
-    private func scheduleNextPoll() {
+    func scheduleNextPoll() {
         let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
         nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
     }
 
     /// Fetches again, conditionally, the stored keys whose feed tag changed (bounded window, as accesses).
-    private func refresh(_ keys: [AssetKey]) async {
+    func refresh(_ keys: [AssetKey]) async {
         let keys = keys.filter { !repairing.contains($0) }
         guard !keys.isEmpty else { return }
         repairing.formUnion(keys)
@@ -204,7 +204,7 @@ public final class MirrorKeeper {
         wakeSchedulerIfAsleep()
     }
 
-    private func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
+    func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
         let keep = Set(feed.uniqueKeys)
         let owned: [AssetKey]
         do {
@@ -242,243 +242,4 @@ public final class MirrorKeeper {
         return (removed, false, removed > 0 ? "removed \(removed) gone from the feed" : nil)
     }
 
-    // MARK: - Accessing and repairing
-
-    /// Accesses feed entries like `--once` does (duplicates included, a batch per silo visit, misses within the
-    /// bounded window). Each access logs its own outcome.
-    private func access(_ entries: [AssetKey]) async {
-        await FeedPass(database: database, window: configuration.accessWindow).run(entries)
-        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
-    }
-
-    /// Fetches keys from the network and stores them; with a reason, each is logged as a repair first.
-    private func refetch(_ keys: [AssetKey], reason: ImageDatabase.DamageReason?) async {
-        let keys = keys.filter { !repairing.contains($0) }
-        guard !keys.isEmpty else { return }
-        repairing.formUnion(keys)
-        await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
-            if let reason { await database.noteRepair(of: key, reason: reason) }
-            _ = try? await database.refetch(key)
-        }
-        repairing.subtract(keys)
-        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
-        // Files that changed again while their repair ran (deleted once more, say) are checked now.
-        let names = Set(keys.map(AssetFileName.name(for:)))
-        let recheck = checksAfterRepair.intersection(names)
-        if !recheck.isEmpty {
-            checksAfterRepair.subtract(recheck)
-            urgentChecks.formUnion(recheck)
-            updateUrgentLane()
-            alarm.ring()  // even from inside runDueWork: these checks are due now
-        }
-    }
-
-    /// Queues files for a check (names from inotify events: a person changed them, so they go first, ahead of
-    /// the next batch of any pass); `checkPending()` processes them.
-    public func noteChanged(fileNames: some Sequence<String>) {
-        urgentChecks.formUnion(fileNames)
-        updateUrgentLane()
-    }
-
-    /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated).
-    public func rescanAll() {
-        do {
-            pendingChecks.formUnion(try database.ownedFileNames())
-        } catch {
-            report(error, while: "listing the agent's files for a rescan")
-        }
-    }
-
-    public var hasPendingChecks: Bool { !pendingChecks.isEmpty || !urgentChecks.isEmpty }
-
-    /// Open while a person's change waits for its check or repair.
-    private func updateUrgentLane() {
-        database.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
-    }
-
-    /// The next checks to run: every urgent one, else up to a batch of the rest.
-    private func nextChecks() -> (names: [String], urgent: Bool)? {
-        if !urgentChecks.isEmpty {
-            let names = urgentChecks.sorted()
-            urgentChecks.removeAll()
-            return (names, true)
-        }
-        guard !pendingChecks.isEmpty else { return nil }
-        var names: [String] = []
-        while names.count < FeedPass.batchSize, let name = pendingChecks.popFirst() { names.append(name) }
-        return (names.sorted(), false)
-    }
-
-    /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
-    /// pass loops until the queue is empty, so a burst of events costs a few passes, not one per event.
-    public func checkPending() async {
-        guard !checking else { return }
-        checking = true
-        defer { checking = false }
-        while let (names, urgent) = nextChecks() {
-            if urgent { urgentRepairs += 1 }
-            var missing: [AssetKey] = []
-            var corrupt: [AssetKey] = []
-            for name in names {
-                if Task.isCancelled { break }  // stopping: the next start checks everything anyway
-                do {
-                    guard let key = try database.ownedKey(forFileNamed: name) else { continue }
-                    if repairing.contains(key) {
-                        checksAfterRepair.insert(name)
-                        continue
-                    }
-                    switch try await database.check(fileNamed: name) {
-                    case .damaged(.missing): missing.append(key)
-                    case .damaged(.corrupt): corrupt.append(key)
-                    case .intact, .notOwned: break
-                    }
-                } catch {
-                    // Checked again by the next poll's rescan, or the next event for the file.
-                    report(error, while: "checking \(name)")
-                }
-            }
-            async let missingDone: Void = refetch(missing, reason: .missing)
-            async let corruptDone: Void = refetch(corrupt, reason: .corrupt)
-            _ = await (missingDone, corruptDone)
-            if urgent { urgentRepairs -= 1 }
-            updateUrgentLane()
-            if Task.isCancelled { return }
-        }
-    }
-
-    /// Retries accesses whose remembered failure has reached its retry time: keys never stored are fetched,
-    /// and stored ones are checked, so a repair that failed (file still missing or corrupt) is tried again.
-    /// A failed retry keeps its record, so the backoff keeps growing up to its cap.
-    public func retryDueFailures() async {
-        let due = loader.keysDueForRetry()
-        guard !due.isEmpty else { return }
-        let current = Set(feedKeys)
-        var unstored: [AssetKey] = []
-        var missing: [AssetKey] = []
-        var corrupt: [AssetKey] = []
-        for key in due {
-            guard current.contains(key), !repairing.contains(key) else {
-                if !current.contains(key) { loader.forgetFailure(key) }
-                continue
-            }
-            do {
-                guard try database.isStored(key) else {
-                    unstored.append(key)
-                    continue
-                }
-                switch try await database.check(fileNamed: AssetFileName.name(for: key)) {
-                case .intact: loader.forgetFailure(key)
-                case .damaged(.missing): missing.append(key)
-                case .damaged(.corrupt): corrupt.append(key)
-                case .notOwned: unstored.append(key)
-                }
-            } catch {
-                report(error, while: "checking \(key) for its retry")  // its failure stays on record: retried later
-            }
-        }
-        async let fetched: Void = refetch(unstored, reason: nil)
-        async let restored: Void = refetch(missing, reason: .missing)
-        async let replaced: Void = refetch(corrupt, reason: .corrupt)
-        _ = await (fetched, restored, replaced)
-    }
-
-    /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
-    public func forgetFailures() {
-        do {
-            try database.forgetFailures()
-        } catch {
-            report(error, while: "forgetting the failures on record")
-        }
-    }
-
-    /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
-    /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
-    public func reload() async -> Int {
-        forgetFailures()
-        pollNow(fullPass: true)
-        rescanAll()
-        return passes.nextPass
-    }
-
-    /// Returns once scheduler pass `pass` (from `reload()`) has ended, or when the calling task is cancelled.
-    public func waitForPass(_ pass: Int) async {
-        await passes.waitUntilEnded(pass)
-    }
-
-    /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).
-    public func scrubStep() async {
-        let found = await scrubber.step()
-        let corrupt = found.damaged.filter { $0.reason == .corrupt }.map(\.key)
-        let missing = found.damaged.filter { $0.reason == .missing }.map(\.key)
-        await refetch(corrupt, reason: .corrupt)
-        await refetch(missing, reason: .missing)
-    }
-
-    // MARK: - Purging
-
-    /// `SIGUSR1`: drops the memory cache (the next accesses are disk hits).
-    public func purgeMemory() async -> AgentStatus.Purge {
-        let dropped = loader.purge()
-        await FreedMemory.release()  // what the cache held goes back to the kernel, not to malloc's free lists
-        return recordPurge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes)
-    }
-
-    /// `SIGUSR2`: removes the agent's own files, empties the index and the memory cache, then fetches the
-    /// whole feed again (network hits). Files the agent did not write stay.
-    public func purgeDisk() async -> AgentStatus.Purge {
-        var removed = (files: 0, bytes: 0)
-        do {
-            removed = try await database.clear()
-        } catch {
-            lastError = String(describing: error)
-            logger.error("disk purge incomplete", metadata: ["event": "purge", "scope": "disk", "error": .string(String(describing: error))])
-        }
-        _ = loader.purge()
-        let record = recordPurge(scope: "disk", entries: removed.files, bytes: removed.bytes)
-        await refetch(feedKeys, reason: nil)
-        return record
-    }
-
-    private func recordPurge(scope: String, entries: Int, bytes: Int) -> AgentStatus.Purge {
-        purgeSequence += 1
-        let record = AgentStatus.Purge(sequence: purgeSequence, scope: scope, entries: entries, bytes: bytes, at: Date())
-        lastPurge = record
-        database.changes.ring()  // `purge` waits for the status file to show it
-        logger.notice("purged", metadata: [
-            "event": "purge", "scope": .string(scope), "entries": .stringConvertible(entries), "bytes": .stringConvertible(bytes),
-        ])
-        return record
-    }
-
-    /// An error that ends one piece of work but not the agent: logged, shown by `status`, retried later.
-    private func report(_ error: any Error, while doing: String) {
-        lastError = String(describing: error)
-        logger.warning("cannot finish work now, will retry", metadata: [
-            "event": "error", "while": .string(doing), "error": .string(String(describing: error)),
-        ])
-    }
-
-    // MARK: - Status
-
-    /// A snapshot for `status.json`. Costs the same at any gallery size: every figure is a counter kept as
-    /// events happen.
-    public func status(base: AgentStatus) async -> AgentStatus {
-        var status = base
-        status.assets.total = feedKeys.count
-        status.assets.ok = database.storedInFeed
-        status.assets.missing = status.assets.total - status.assets.ok
-        status.assets.failing = loader.failureCount
-        status.wakeUps = wakeUps
-        status.indexFiles = database.ownedCount
-        status.hits.memory = database.hits[.memory, default: 0]
-        status.hits.disk = database.hits[.disk, default: 0]
-        status.hits.network = database.hits[.network, default: 0]
-        status.repairs = database.repairs
-        status.bytesFetched = database.bytesFetched
-        status.memoryBytes = loader.cachedBytes
-        status.lastPoll = lastPoll
-        status.lastError = lastError
-        status.lastPurge = lastPurge
-        return status
-    }
 }

@@ -1,0 +1,177 @@
+import Foundation
+import Logging
+
+/// Accessing, checking and repairing: what inotify events, rescans, retries and scrubs lead to. Changes a
+/// person made (inotify) are checked first, with the urgent lane open, so a repair never waits behind a pass.
+extension MirrorKeeper {
+    /// Accesses feed entries like `--once` does (duplicates included, a batch per silo visit, misses within the
+    /// bounded window). Each access logs its own outcome.
+    func access(_ entries: [AssetKey]) async {
+        await FeedPass(database: database, window: configuration.accessWindow).run(entries)
+        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
+    }
+
+    /// Fetches keys from the network and stores them; with a reason, each is logged as a repair first.
+    func refetch(_ keys: [AssetKey], reason: ImageDatabase.DamageReason?) async {
+        let keys = keys.filter { !repairing.contains($0) }
+        guard !keys.isEmpty else { return }
+        repairing.formUnion(keys)
+        await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
+            if let reason { await database.noteRepair(of: key, reason: reason) }
+            _ = try? await database.refetch(key)
+        }
+        repairing.subtract(keys)
+        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
+        // Files that changed again while their repair ran (deleted once more, say) are checked now.
+        let names = Set(keys.map(AssetFileName.name(for:)))
+        let recheck = checksAfterRepair.intersection(names)
+        if !recheck.isEmpty {
+            checksAfterRepair.subtract(recheck)
+            urgentChecks.formUnion(recheck)
+            updateUrgentLane()
+            alarm.ring()  // even from inside runDueWork: these checks are due now
+        }
+    }
+
+    /// Queues files for a check (names from inotify events: a person changed them, so they go first, ahead of
+    /// the next batch of any pass); `checkPending()` processes them.
+    public func noteChanged(fileNames: some Sequence<String>) {
+        urgentChecks.formUnion(fileNames)
+        updateUrgentLane()
+    }
+
+    /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated).
+    public func rescanAll() {
+        do {
+            pendingChecks.formUnion(try database.ownedFileNames())
+        } catch {
+            report(error, while: "listing the agent's files for a rescan")
+        }
+    }
+
+    public var hasPendingChecks: Bool { !pendingChecks.isEmpty || !urgentChecks.isEmpty }
+
+    /// Open while a person's change waits for its check or repair.
+    func updateUrgentLane() {
+        database.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
+    }
+
+    /// The next checks to run: every urgent one, else up to a batch of the rest.
+    func nextChecks() -> (names: [String], urgent: Bool)? {
+        if !urgentChecks.isEmpty {
+            let names = urgentChecks.sorted()
+            urgentChecks.removeAll()
+            return (names, true)
+        }
+        guard !pendingChecks.isEmpty else { return nil }
+        var names: [String] = []
+        while names.count < FeedPass.batchSize, let name = pendingChecks.popFirst() { names.append(name) }
+        return (names.sorted(), false)
+    }
+
+    /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
+    /// pass loops until the queue is empty, so a burst of events costs a few passes, not one per event.
+    public func checkPending() async {
+        guard !checking else { return }
+        checking = true
+        defer { checking = false }
+        while let (names, urgent) = nextChecks() {
+            if urgent { urgentRepairs += 1 }
+            var missing: [AssetKey] = []
+            var corrupt: [AssetKey] = []
+            for name in names {
+                if Task.isCancelled { break }  // stopping: the next start checks everything anyway
+                do {
+                    guard let key = try database.ownedKey(forFileNamed: name) else { continue }
+                    if repairing.contains(key) {
+                        checksAfterRepair.insert(name)
+                        continue
+                    }
+                    switch try await database.check(fileNamed: name) {
+                    case .damaged(.missing): missing.append(key)
+                    case .damaged(.corrupt): corrupt.append(key)
+                    case .intact, .notOwned: break
+                    }
+                } catch {
+                    // Checked again by the next poll's rescan, or the next event for the file.
+                    report(error, while: "checking \(name)")
+                }
+            }
+            async let missingDone: Void = refetch(missing, reason: .missing)
+            async let corruptDone: Void = refetch(corrupt, reason: .corrupt)
+            _ = await (missingDone, corruptDone)
+            if urgent { urgentRepairs -= 1 }
+            updateUrgentLane()
+            if Task.isCancelled { return }
+        }
+    }
+
+    /// Retries accesses whose remembered failure has reached its retry time: keys never stored are fetched,
+    /// and stored ones are checked, so a repair that failed (file still missing or corrupt) is tried again.
+    /// A failed retry keeps its record, so the backoff keeps growing up to its cap.
+    public func retryDueFailures() async {
+        let due = loader.keysDueForRetry()
+        guard !due.isEmpty else { return }
+        let current = Set(feedKeys)
+        var unstored: [AssetKey] = []
+        var missing: [AssetKey] = []
+        var corrupt: [AssetKey] = []
+        for key in due {
+            guard current.contains(key), !repairing.contains(key) else {
+                if !current.contains(key) { loader.forgetFailure(key) }
+                continue
+            }
+            do {
+                guard try database.isStored(key) else {
+                    unstored.append(key)
+                    continue
+                }
+                switch try await database.check(fileNamed: AssetFileName.name(for: key)) {
+                case .intact: loader.forgetFailure(key)
+                case .damaged(.missing): missing.append(key)
+                case .damaged(.corrupt): corrupt.append(key)
+                case .notOwned: unstored.append(key)
+                }
+            } catch {
+                report(error, while: "checking \(key) for its retry")  // its failure stays on record: retried later
+            }
+        }
+        async let fetched: Void = refetch(unstored, reason: nil)
+        async let restored: Void = refetch(missing, reason: .missing)
+        async let replaced: Void = refetch(corrupt, reason: .corrupt)
+        _ = await (fetched, restored, replaced)
+    }
+
+    /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
+    public func forgetFailures() {
+        do {
+            try database.forgetFailures()
+        } catch {
+            report(error, while: "forgetting the failures on record")
+        }
+    }
+
+    /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
+    /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
+    public func reload() async -> Int {
+        forgetFailures()
+        pollNow(fullPass: true)
+        rescanAll()
+        return passes.nextPass
+    }
+
+    /// Returns once scheduler pass `pass` (from `reload()`) has ended, or when the calling task is cancelled.
+    public func waitForPass(_ pass: Int) async {
+        await passes.waitUntilEnded(pass)
+    }
+
+    /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).
+    public func scrubStep() async {
+        let found = await scrubber.step()
+        let corrupt = found.damaged.filter { $0.reason == .corrupt }.map(\.key)
+        let missing = found.damaged.filter { $0.reason == .missing }.map(\.key)
+        await refetch(corrupt, reason: .corrupt)
+        await refetch(missing, reason: .missing)
+    }
+
+}
