@@ -52,9 +52,11 @@ extension MirrorKeeper {
     public func status(base: AgentStatus) async -> AgentStatus {
         var status = base
         status.assets.total = feedKeys.count
-        status.assets.ok = database.storedInFeed
-        status.assets.missing = status.assets.total - status.assets.ok
-        status.assets.failing = loader.failureCount
+        do {
+            (status.assets.ok, status.assets.missing, status.assets.failing) = try database.assetStates()
+        } catch {
+            report(error, while: "counting the assets' states for the status")
+        }
         status.wakeUps = wakeUps
         status.indexFiles = database.ownedCount
         status.hits.memory = database.hits[.memory, default: 0]
@@ -64,7 +66,13 @@ extension MirrorKeeper {
         status.bytesFetched = database.bytesFetched
         status.memoryBytes = loader.cachedBytes
         status.lastPoll = lastPoll
-        status.lastError = lastError
+        // The newest of what went wrong: the agent's own work, or an asset's last failure.
+        switch (lastError, database.lastAssetFailure) {
+        case (let own?, let asset?): status.lastError = asset.at > lastErrorAt ? asset.message : own
+        case (let own?, nil): status.lastError = own
+        case (nil, let asset?): status.lastError = asset.message
+        case (nil, nil): status.lastError = nil
+        }
         status.lastPurge = lastPurge
         return status
     }

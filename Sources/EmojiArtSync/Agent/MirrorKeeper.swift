@@ -49,7 +49,11 @@ public final class MirrorKeeper {
 
     /// What `status` shows besides counters.
     public internal(set) var lastPoll: AgentStatus.Poll?
-    public internal(set) var lastError: String?
+    public internal(set) var lastError: String? {
+        didSet { lastErrorAt = Date() }
+    }
+    /// When `lastError` was set, to show the newer of it and an asset's last failure.
+    var lastErrorAt = Date.distantPast
     public internal(set) var lastPurge: AgentStatus.Purge?
 
     /// Re-hashes owned files in the background, a step at a time.

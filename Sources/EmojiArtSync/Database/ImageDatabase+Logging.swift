@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// The log lines and counters of accesses, repairs and failures.
@@ -38,12 +39,13 @@ extension ImageDatabase {
 
     func logFailure(_ key: AssetKey, _ error: any Error) {
         changes.ring()
+        let remembered = error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord
+        if !remembered, !(error is CancellationError) { lastAssetFailure = ("\(key): \(error)", Date()) }
+        if failuresLoggedThisPass != nil, failuresLoggedThisPass?.insert(key).inserted == false { return }
         var metadata: Logger.Metadata = [
             "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(String(describing: error)),
         ]
-        if error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord {
-            metadata["remembered"] = "true"
-        }
+        if remembered { metadata["remembered"] = "true" }
         logger.warning("asset unavailable", metadata: metadata)
     }
 

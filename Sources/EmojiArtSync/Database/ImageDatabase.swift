@@ -61,6 +61,11 @@ public final class ImageDatabase {
     public internal(set) var filesRead = 0
     /// Conflicts already logged: each path is reported once, not once per poll.
     var conflictLedger = ConflictLedger()
+    /// Keys whose failure the running pass has logged: one line per failing asset per pass, however often the feed
+    /// lists it. Nil outside a pass (a repair's failure is always logged).
+    var failuresLoggedThisPass: Set<AssetKey>?
+    /// The most recent failure of an asset (not one on record being refused again), for `status`.
+    public internal(set) var lastAssetFailure: (message: String, at: Date)?
 
     public nonisolated init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
         self.storage = DiskStorage(directory: directory)
@@ -221,6 +226,25 @@ public final class ImageDatabase {
             logFailure(key, error)
             throw error
         }
+    }
+
+    /// A pass begins: from now until `endPass()` each failing asset is logged once.
+    func beginPass() { failuresLoggedThisPass = [] }
+
+    func endPass() { failuresLoggedThisPass = nil }
+
+    /// The feed's assets in exactly one state each: `ok` (stored and not failing), `failing` (the last access
+    /// failed; retried at its time), `missing` (neither: not fetched yet, or damaged and waiting for its repair).
+    /// The three add up to the feed's size. Costs a lookup per failing key, not per asset.
+    public func assetStates() throws(SyncError) -> (ok: Int, missing: Int, failing: Int) {
+        var failing = 0
+        var failingStored = 0
+        for key in loader.failingKeys where feedKeySet.contains(key) {
+            failing += 1
+            if try index.entry(for: key) != nil { failingStored += 1 }
+        }
+        let ok = storedInFeed - failingStored
+        return (ok, feedKeySet.count - ok - failing, failing)
     }
 
     /// Forgets every remembered failure, in memory and in the index, so the next access of each asks again.
