@@ -10,7 +10,7 @@ resolution of one tick (10 ms); per-poll figures are averaged over several polls
 Usage: scale-agent.py --agent BIN --server URL --feed FILE --export DIR [--runs 5] [--deletes 50] [--label small]
 Prints one line per figure: label, median, min-max over the runs.
 """
-import argparse, os, random, re, signal, statistics, subprocess, sys, tempfile, time, shutil
+import argparse, os, random, re, signal, statistics, subprocess, sys, tempfile, threading, time, shutil
 
 TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
 
@@ -45,6 +45,45 @@ def poll_lines(log):
             return sum(1 for line in f if "event=poll" in line and "result=" in line)
     except OSError:
         return 0
+
+
+def full_passes(log):
+    """Full passes begun: SIGHUP lines the agent logged (each asks for one; requests coalesce)."""
+    try:
+        with open(log, errors="replace") as f:
+            return sum(1 for line in f if "event=signal" in line and "SIGHUP" in line)
+    except OSError:
+        return 0
+
+
+def repair_latencies(agent, names, rng, count):
+    """Deletes `count` random files of the mirror one at a time; ms until each is back byte-identical."""
+    latencies = []
+    for _ in range(min(count, len(names)) if names else 0):
+        name = rng.choice(names)
+        path = os.path.join(agent.dir, name)
+        expected = open(path, "rb").read()
+        start = time.monotonic()
+        os.unlink(path)
+        def back():
+            try:
+                with open(path, "rb") as f:
+                    return f.read() == expected
+            except OSError:
+                return False
+        if not wait_until(back, 30, 0.0005):
+            raise SystemExit(f"{path} did not come back within 30 s")
+        latencies.append((time.monotonic() - start) * 1000)
+        time.sleep(0.01)
+    return latencies
+
+
+def print_repairs(label, latencies, extra=""):
+    if not latencies:
+        return
+    s = sorted(latencies)
+    pick = lambda q: s[min(len(s) - 1, int(q * len(s)))]
+    print(f"{label:<58} p50={pick(0.5):.2f} ms p99={pick(0.99):.2f} ms max={s[-1]:.2f} ms (n={len(s)}){extra}", flush=True)
 
 
 def fmt(label, values, unit):
@@ -104,30 +143,25 @@ def main():
         print(f"{a.label + ' agent RSS, idle after the first pass':<58} {memory_kib(agent.proc.pid, 'VmRSS') / 1024:10.1f} MiB   "
               f"(peak so far {memory_kib(agent.proc.pid, 'VmHWM') / 1024:.1f} MiB)", flush=True)
 
-        # 2. Repair latency on the same agent.
+        # 2. Repair latency on the same agent: idle, then while full passes run (SIGHUP every 0.5 s).
         names = sorted(n for n in os.listdir(agent.dir) if n.endswith(".png"))
         rng = random.Random(42)
-        latencies = []
-        for _ in range(min(a.deletes, len(names)) if names else 0):
-            name = rng.choice(names)
-            path = os.path.join(agent.dir, name)
-            expected = open(path, "rb").read()
-            start = time.monotonic()
-            os.unlink(path)
-            def back():
-                try:
-                    with open(path, "rb") as f:
-                        return f.read() == expected
-                except OSError:
-                    return False
-            if not wait_until(back, 10, 0.0005):
-                raise SystemExit(f"{path} did not come back within 10 s")
-            latencies.append((time.monotonic() - start) * 1000)
-            time.sleep(0.01)
-        if latencies:
-            s = sorted(latencies)
-            pick = lambda q: s[min(len(s) - 1, int(q * len(s)))]
-            print(f"{a.label + ' agent repair latency':<58} p50={pick(0.5):.2f} ms p99={pick(0.99):.2f} ms max={s[-1]:.2f} ms (n={len(s)})", flush=True)
+        print_repairs(a.label + " agent repair latency (idle)", repair_latencies(agent, names, rng, a.deletes))
+        stop_hup = threading.Event()
+        def hup():
+            while not stop_hup.wait(0.5):
+                os.kill(agent.proc.pid, signal.SIGHUP)
+        sender = threading.Thread(target=hup, daemon=True)
+        passes0 = full_passes(agent.log)
+        sender.start()
+        try:
+            wait_until(lambda: full_passes(agent.log) > passes0, 600, 0.05)  # a full pass has begun to run
+            busy = repair_latencies(agent, names, rng, max(30, a.deletes))
+        finally:
+            stop_hup.set()
+            sender.join()
+        print_repairs(a.label + " agent repair latency, full passes running (SIGHUP/0.5 s)", busy,
+                      f"; {full_passes(agent.log) - passes0} passes done meanwhile")
         agent.stop()
 
         # 3. Poll CPU: an agent polling every second; CPU over a window minus the idle rate, per poll seen.

@@ -144,7 +144,9 @@ bench() {  # label count flag(--small or "")
 
   local s="$work/$label"
   for i in $(seq "$runs"); do
-    m="$work/mirror-$label"; rm -rf "$m"
+    # Fresh directories every run, removed only after the last one: this VM's disk is slow for a minute after
+    # 100,000 files are deleted (online discard), which would land in the next timed run.
+    m="$work/mirror-$label-$i"
     time_run "$s.cold" "$bin/emojiart-sync" --dir "$m" --server "$url" --once -q
     local before after
     before=$(requests_seen "$url")
@@ -152,13 +154,16 @@ bench() {  # label count flag(--small or "")
     after=$(requests_seen "$url")
     # Minus the status request itself and the warm run's one feed request.
     echo "$(( after - before - 2 ))" >>"$s.warmreq.tsv"
-    rm -rf "$work/curl-$label"; mkdir -p "$work/curl-$label"
-    time_run "$s.curl" sh -c "cd '$work/curl-$label' && curl -s --no-progress-meter -Z --parallel-max 8 -K '$work/$label.curl'"
+    mkdir -p "$work/curl-$label-$i"
+    time_run "$s.curl" sh -c "cd '$work/curl-$label-$i' && curl -s --no-progress-meter -Z --parallel-max 8 -K '$work/$label.curl'"
+    # The durable peer: curl's files made durable as the agent's are (one sync at the end), in fresh directories.
+    mkdir -p "$work/curlsync-$label-$i"; sync
+    time_run "$s.curlsync" sh -c "cd '$work/curlsync-$label-$i' && curl -s --no-progress-meter -Z --parallel-max 8 -K '$work/$label.curl' && sync -f ."
     time_run "$s.find" find "$m" -type f
   done
   local files same=0
   files=$(find "$m" -maxdepth 1 -name '*.png' | wc -l)
-  for f in "$work/curl-$label"/*.png; do
+  for f in "$work/curl-$label-$runs"/*.png; do
     n=$(basename "$f" .png); [ $(( n % 10 )) -eq 0 ] && continue
     cmp -s "$f" "$dir/gallery/image/$n.png" && same=$((same + 1))
   done
@@ -167,6 +172,7 @@ bench() {  # label count flag(--small or "")
   echo "== $label: $count assets ($valid images, feed $(( feed_bytes / 1024 )) KiB), nginx at $url, $runs runs: median (min-max)"
   row "" "emojiart-sync" "peer"
   row "cold --once, wall (peer: curl -Z -P8)" "$(summary x "$s.cold.tsv" 0 1 s)" "$(summary x "$s.curl.tsv" 0 1 s)"
+  row "cold --once, wall (peer: curl -Z -P8 + sync)" "$(summary x "$s.cold.tsv" 0 1 s)" "$(summary x "$s.curlsync.tsv" 0 1 s)"
   row "cold --once, peak RSS" "$(summary x "$s.cold.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.curl.tsv" 1 0.0009765625 MiB)"
   row "warm --once, wall (peer: find -type f)" "$(summary x "$s.warm.tsv" 0 1 s)" "$(summary x "$s.find.tsv" 0 1 s)"
   row "warm --once, peak RSS" "$(summary x "$s.warm.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.find.tsv" 1 0.0009765625 MiB)"
