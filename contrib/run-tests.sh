@@ -20,8 +20,8 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
 bundle=$(swift build --show-bin-path)/emojiart-syncPackageTests.xctest
-# Shard 1: the agent's suites but its three slowest; shard 2: everything else (about 30 s each).
-shard='^EmojiArtSyncTests\.(?!(OnceSignalTests|BackgroundAgentTests|SchedulingTests)(/|$))'
+# Shard 1: the agent's suites but its four slowest; shard 2: everything else.
+shard='^EmojiArtSyncTests\.(?!(OnceSignalTests|BackgroundAgentTests|SchedulingTests|UrgentLaneTests)(/|$))'
 [ -t 1 ] || export NO_COLOR=1
 run() { "$bundle" --testing-library swift-testing --no-parallel "$@"; }
 status1=0

@@ -34,8 +34,11 @@ struct FeedPass {
         await withTaskGroup(of: Outcome.self) { group in
             var alive = 0
             var start = entries.startIndex
+            var batch = 0
             while start < entries.endIndex, !Task.isCancelled {
                 let end = min(start + Self.batchSize, entries.endIndex)
+                await DatabaseTestHooks.runBeforePassBatch(batch)
+                batch += 1
                 await database.urgentLane.waitUntilClear()
                 let answer = await database.answer(entries[start..<end])
                 start = end

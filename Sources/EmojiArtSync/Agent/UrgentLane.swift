@@ -5,6 +5,8 @@
 public final class UrgentLane {
     private var open = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Whether urgent work is under way now.
+    public var isOpen: Bool { open }
     /// Times a pass waited for urgent work (tests, `status --json`).
     public private(set) var passesHeldBack = 0
 

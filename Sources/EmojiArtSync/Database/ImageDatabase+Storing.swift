@@ -85,6 +85,16 @@ extension ImageDatabase {
 /// to happen on purpose). Unset, they cost a lock and a nil check.
 public enum DatabaseTestHooks {
     private static let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private static let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
+
+    /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.
+    public static func setBeforePassBatch(_ hook: (@Sendable (Int) async -> Void)?) {
+        beforePassBatch.withLock { $0 = hook }
+    }
+
+    static func runBeforePassBatch(_ batch: Int) async {
+        if let hook = beforePassBatch.withLock({ $0 }) { await hook(batch) }
+    }
 
     /// Runs `hook` with the path each time a file considered for adoption has been read, before the verdict.
     public static func setAfterAdoptionRead(_ hook: (@Sendable (String) -> Void)?) {

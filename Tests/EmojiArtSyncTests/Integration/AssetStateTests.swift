@@ -38,7 +38,8 @@ struct AssetStateTests {
         let lines = logLines(dir.path)
         for n in gallery.errorNumbers {
             let failed = lines.filter {
-                $0.contains("event=asset") && $0.contains("result=failed") && $0.contains("key=/gallery/image?\(n) ")
+                $0.contains("event=asset") && $0.contains("result=failed")
+                    && $0.split(separator: " ").contains("key=/gallery/image?\(n)")
             }
             #expect(failed.count == 1, "image \(n) failed with \(failed.count) lines in one pass")
         }
