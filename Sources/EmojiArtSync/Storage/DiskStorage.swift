@@ -126,10 +126,10 @@ public final class DiskStorage {
         throw SyncError.system("unlink", path: path, errno: errno, hint: "cannot remove the asset")
     }
 
-    /// Flushes the directory entry changes (renames, unlinks) of `DIR` and of its state directory to disk, on
-    /// the blocking-I/O pool.
-    public nonisolated func syncDirectory() async {
-        let paths = [directory.root, directory.stateDirectory]
+    /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state
+    /// directory to disk, on the blocking-I/O pool.
+    public nonisolated func syncDirectory(includingStateDirectory: Bool = true) async {
+        let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
         await BlockingIO.run {
             for path in paths {
                 let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
