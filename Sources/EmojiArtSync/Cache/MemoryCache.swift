@@ -26,9 +26,12 @@ public struct MemoryCache: Sendable {
 
     /// Returns the asset and marks it most recently used.
     public mutating func get(_ key: AssetKey) -> Asset? {
-        guard let asset = entries[key]?.asset else { return nil }
-        touch(key, asset)
-        return asset
+        guard let position = entries.index(forKey: key) else { return nil }
+        clock &+= 1
+        entries.values[position].stamp = clock  // one lookup, no copy of the entry
+        recency.append((key, clock))
+        if recency.count > 2 * entries.count + 64 { compact() }
+        return entries.values[position].asset
     }
 
     /// Whether `key` is cached, without touching recency.
