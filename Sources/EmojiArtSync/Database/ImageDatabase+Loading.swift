@@ -44,7 +44,7 @@ extension ImageDatabase {
         guard case .fetched(let asset, let validators) = fetch else {
             throw SyncError(.server, "\(fetcher.server.url(for: key)) answered 304 to an unconditional request")
         }
-        try index.forgetUnusableAnswer(for: key)
+        if try index.unusableAnswer(for: key) != nil { try index.forgetUnusableAnswer(for: key) }  // a read, not a write, per file
         try await store(asset, tag: feedTags[key], validators: validators)
         logAccess(key, hit: .network, asset: asset)
         return (asset, .network)
