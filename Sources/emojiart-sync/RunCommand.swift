@@ -178,6 +178,7 @@ enum RunCommand {
             printError("emojiart-sync: sync failed: \(error)")
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
+        if let refusal = report.deletionRefused { printError("emojiart-sync: \(refusal)") }
         if !report.isComplete {
             printError("emojiart-sync: \(report.available) of \(report.uniqueAssets) assets synced; missing:")
             // The first few, sorted; the log has a line for every one (a large gallery can miss thousands).

@@ -209,41 +209,21 @@ public final class MirrorKeeper {
     }
 
     func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
-        let keep = Set(feed.uniqueKeys)
-        let owned: [AssetKey]
+        let outcome: GoneItemRemoval.Outcome
         do {
-            owned = try database.ownedKeys()
+            outcome = try await GoneItemRemoval(
+                database: database, maxDeletePercent: configuration.maxDeletePercent, logger: logger
+            ).run(keeping: feed.uniqueKeys)
         } catch {
-            report(error, while: "listing the agent's files to remove those gone from the feed")
+            report(error, while: "removing the agent's files of items gone from the feed")
             return (0, false, nil)
         }
-        let gone = owned.filter { !keep.contains($0) }
-        guard !gone.isEmpty else { return (0, false, nil) }
-        let percent = owned.isEmpty ? 0 : gone.count * 100 / owned.count
-        if feed.uniqueKeys.isEmpty || percent > configuration.maxDeletePercent {
-            let why = feed.uniqueKeys.isEmpty ? "the feed is empty" : "\(percent)% > --max-delete \(configuration.maxDeletePercent)%"
-            let detail = "refusing to delete \(gone.count) of \(owned.count) files (\(why)); nothing deleted. If the gallery really dropped them, restart with --max-delete 100"
-            lastError = detail
-            logger.warning("mass deletion refused", metadata: [
-                "event": "delete_guard", "would_delete": .stringConvertible(gone.count), "owned": .stringConvertible(owned.count),
-                "reason": .string(why), "hint": "restart with --max-delete 100 to allow",
-            ])
-            return (0, true, detail)
+        if let failure = outcome.lastError { lastError = failure }
+        if let refusal = outcome.refusal {
+            lastError = refusal
+            return (0, true, refusal)
         }
-        var removed = 0
-        for key in gone {
-            do {
-                let bytes = try await database.removeOwnedFile(for: key)
-                removed += 1
-                logger.info("removed asset gone from feed", metadata: [
-                    "event": "remove", "key": .string(key.rawValue), "bytes": .stringConvertible(bytes),
-                ])
-            } catch {
-                lastError = String(describing: error)
-                logger.warning("cannot remove asset", metadata: ["event": "remove", "key": .string(key.rawValue), "error": .string(String(describing: error))])
-            }
-        }
-        return (removed, false, removed > 0 ? "removed \(removed) gone from the feed" : nil)
+        return (outcome.removed, false, outcome.removed > 0 ? "removed \(outcome.removed) gone from the feed" : nil)
     }
 
 }

@@ -49,7 +49,8 @@ public final class SyncAgent: Sendable {
         self.database = ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)
         self.engine = SyncEngine(
-            database: database, fetcher: fetcher, accessWindow: configuration.accessWindow, logger: logger,
+            database: database, fetcher: fetcher, accessWindow: configuration.accessWindow,
+            maxDeletePercent: configuration.maxDeletePercent, logger: logger,
             onProgress: configuration.onProgress)
         try await database.setUp()
     }

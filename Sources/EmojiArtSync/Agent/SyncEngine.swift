@@ -11,17 +11,20 @@ public struct SyncEngine: Sendable {
     public let fetcher: AssetFetcher
     /// Accesses pending at once.
     public let accessWindow: Int
+    /// The mass-deletion guard for files of items gone from the feed (`--max-delete`).
+    public let maxDeletePercent: Int
     private let logger: Logger
     /// Told after each distinct asset of a pass is done (see `SyncProgress`); the terminal progress line.
     private let onProgress: (@Sendable (SyncProgress) -> Void)?
 
     public init(
-        database: ImageDatabase, fetcher: AssetFetcher, accessWindow: Int, logger: Logger,
+        database: ImageDatabase, fetcher: AssetFetcher, accessWindow: Int, maxDeletePercent: Int = 50, logger: Logger,
         onProgress: (@Sendable (SyncProgress) -> Void)? = nil
     ) {
         self.database = database
         self.fetcher = fetcher
         self.accessWindow = accessWindow
+        self.maxDeletePercent = maxDeletePercent
         self.logger = logger
         self.onProgress = onProgress
     }
@@ -37,6 +40,11 @@ public struct SyncEngine: Sendable {
         report.uniqueAssets = feed.uniqueKeys.count
         report.rejected = feed.rejections
         let before = await counters()
+        // The files of items gone from the feed are removed as the agent removes them, behind the same guard.
+        let removal = try await GoneItemRemoval(database: database, maxDeletePercent: maxDeletePercent, logger: logger)
+            .run(keeping: feed.uniqueKeys)
+        report.removed = removal.removed
+        report.deletionRefused = removal.refusal
         try await database.setFeed(feed.uniqueKeys, tags: feed.tags)
 
         var succeeded = Set<AssetKey>()
@@ -119,7 +127,7 @@ public struct SyncEngine: Sendable {
         logger.info("sync pass done", metadata: [
             "event": "summary", "assets": .stringConvertible(report.uniqueAssets),
             "ok": .stringConvertible(report.available), "failed": .stringConvertible(report.failures.count),
-            "rejected": .stringConvertible(report.rejected.count),
+            "rejected": .stringConvertible(report.rejected.count), "removed": .stringConvertible(report.removed),
             "memory": .stringConvertible(report.hits[.memory] ?? 0), "disk": .stringConvertible(report.hits[.disk] ?? 0),
             "network": .stringConvertible(report.hits[.network] ?? 0), "bytes": .stringConvertible(report.bytesFetched),
             "repairs": .stringConvertible(report.repairs), "files_read": .stringConvertible(report.filesRead), "ms": .stringConvertible(report.duration.milliseconds),

@@ -18,6 +18,9 @@ public struct SyncReport: Sendable {
     public var duration: Duration = .zero
     /// The most accesses that were pending at once (bounded by the engine's window).
     public var peakAccessesInFlight = 0
+    /// Files of items gone from the feed that were removed, and why none were when the guard refused.
+    public var removed = 0
+    public var deletionRefused: String?
     /// Turns the silo took for the pass's accesses: one per batch, plus one per miss.
     public var siloVisits = 0
 

@@ -166,3 +166,35 @@ struct OnceSyncTests {
         #expect(logLines(dir.path).contains { $0.contains("event=feed") && $0.contains("result=failed") })
     }
 }
+
+/// `--once` removes the agent's files of items that left the feed, behind the same guard as the agent.
+@Suite(.timeLimit(.minutes(2)))
+struct OnceRemovalTests {
+    @Test func aRunRemovesTheFilesOfItemsGoneFromTheFeedButNeverAMassDeletion() async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let dir = TemporaryDirectory("once-removal")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        let mine = Array("not the agent's".utf8)
+        try writeBytes(mine, to: dir.file("notes.txt"))
+
+        // Item 3 leaves the feed: its file goes, nothing else does.
+        gallery.server.setFaults(GalleryFaults(droppedItems: [3]))
+        let smaller = try await gallery.syncOnce(dir: dir.path)
+        #expect(smaller.removed == 1)
+        #expect(smaller.deletionRefused == nil)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_3.png")))
+        #expect([1, 2, 4, 5, 6, 7, 8, 9].allSatisfy { gallery.isMirrored($0, in: dir) })
+        #expect(logLines(dir.path).contains { $0.contains("event=remove") && $0.contains("key=/gallery/image?3") })
+
+        // Then six of the eight that are left (75% > the default 50%): refused, nothing deleted, and said.
+        gallery.server.setFaults(GalleryFaults(droppedItems: [1, 2, 3, 4, 5, 6, 7]))
+        let output = TemporaryDirectory("once-removal-out")
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--quiet"], outputDirectory: output.path)
+        await gallery.stop()
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("refusing to delete 6 of 8 files"), "\(run.stderr)")
+        #expect([1, 2, 4, 5, 6, 7].allSatisfy { FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) })
+        #expect(readBytes(dir.file("notes.txt")) == mine)
+    }
+}
