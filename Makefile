@@ -84,9 +84,14 @@ install: $(addprefix $(BUILD_DIR)/,$(PROGRAMS)) $(addprefix $(BUILD_DIR)/,$(adds
 	"$(BUILD_DIR)/emojiart-sync" --generate-completion-script zsh > "$(DESTDIR)$(ZSH_COMPLETION)"
 	"$(BUILD_DIR)/emojiart-sync" --generate-completion-script fish > "$(DESTDIR)$(FISH_COMPLETION)"
 	chmod 0644 "$(DESTDIR)$(BASH_COMPLETION)" "$(DESTDIR)$(ZSH_COMPLETION)" "$(DESTDIR)$(FISH_COMPLETION)"
-	@# The units start the installed binary, not the one in ~/.local/bin they name for a by-hand install.
+	@# The units start the installed binary, not the one in ~/.local/bin they name for a by-hand install. Under
+	@# the installing user's home it is named from %h, as in contrib/systemd (the same file for PREFIX=$HOME/.local).
+	bindir='$(BINDIR)'; \
+	if [ -z "$(DESTDIR)" ] && [ -n "$$HOME" ] && [ "$$HOME" != / ]; then \
+	  case "$$bindir" in "$$HOME"/*) bindir="%h$${bindir#"$$HOME"}" ;; esac; \
+	fi; \
 	for unit in $(UNITS); do \
-	  sed -E 's|^(ExecStart=[-@:+!]*)[^ ]*/emojiart-sync|\1$(BINDIR)/emojiart-sync|' "$$unit" > "$(DESTDIR)$(UNITDIR)/$$(basename "$$unit")" && \
+	  sed -E "s|^(ExecStart=[-@:+!]*)[^ ]*/emojiart-sync|\1$$bindir/emojiart-sync|" "$$unit" > "$(DESTDIR)$(UNITDIR)/$$(basename "$$unit")" && \
 	  chmod 0644 "$(DESTDIR)$(UNITDIR)/$$(basename "$$unit")" || exit 1; \
 	done
 	@# A unit directory systemd does not read is a unit nobody can start: say so (installs into DESTDIR are packages).

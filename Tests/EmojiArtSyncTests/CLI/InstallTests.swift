@@ -50,7 +50,10 @@ struct InstallTests {
         #expect(install.status == 0, "\(install.output)")
         let unitDirectory = home.path + "/.local/share/systemd/user"
         let unit = try String(contentsOfFile: unitDirectory + "/emojiart-sync.service", encoding: .utf8)
-        #expect(unit.contains("\nExecStart=\(home.path)/.local/bin/emojiart-sync "), "\(unit)")
+        // Named from %h as in contrib/systemd: the installed unit is the contrib one.
+        #expect(unit.contains("\nExecStart=%h/.local/bin/emojiart-sync "), "\(unit)")
+        let contrib = try String(contentsOfFile: RepositoryFiles.root + "/contrib/systemd/emojiart-sync.service", encoding: .utf8)
+        #expect(unit == contrib)
         #expect(!install.output.contains("does not read"), "\(install.output)")
         if let analyze = RepositoryFiles.tool("systemd-analyze") {
             // What systemd itself computes for a user whose home this is.
