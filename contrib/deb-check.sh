@@ -14,6 +14,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 contrib/install-deps.sh
 
+# lintian, and dpkg-dev for make deb's dpkg-shlibdeps, when missing.
+missing=()
+command -v lintian >/dev/null || missing+=(lintian)
+command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
 if [ $# -ge 1 ]; then
   deb=$(realpath "$1")
 else
@@ -24,12 +35,6 @@ else
 fi
 echo "deb-check: $deb ($(du -h "$deb" | cut -f 1))"
 
-if ! command -v lintian >/dev/null; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends lintian
-fi
 # Errors and warnings fail the check; each override is explained in contrib/deb/lintian-overrides.
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -13,6 +13,9 @@ root=$(realpath "$1")
 outdir=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 package=emojiart-sync
+for tool in dpkg-deb dpkg-shlibdeps; do
+  command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (Debian: apt-get install dpkg-dev)" >&2; exit 1; }
+done
 binaries=("$root/usr/bin/emojiart-sync" "$root/usr/bin/emojiart-gallery")
 
 # The version is the program's own (first line of --version: `emojiart-sync 0.1.0 (commit ...)`). A native
