@@ -26,7 +26,14 @@ struct ConfigCommand: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         print("# config file: \(resolver.configFile)\(resolver.configFileExists ? "" : " (missing)")")
-        let rows = resolver.resolveAll().map { setting, resolved -> (String, String) in
+        let resolved: [(RunSetting, SettingsResolver.Resolved)]
+        do {
+            resolved = try resolver.resolveAll()
+        } catch {
+            printError("emojiart-sync: \(error)")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let rows = resolved.map { setting, resolved -> (String, String) in
             let source: String
             switch resolved.source {
             case .flag: source = "flag \(resolved.origin)"

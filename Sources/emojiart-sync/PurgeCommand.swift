@@ -16,7 +16,7 @@ struct PurgeCommand: AsyncParsableCommand {
             memory sends SIGUSR1 (the next accesses are disk hits); disk sends SIGUSR2 (the agent removes its \
             own files, never yours, and fetches everything again). A --once run answers a memory purge and \
             refuses a disk purge. Exits 0 once the agent reports the purge, 1 when no agent runs on DIR, it \
-            refuses the purge, or it does not answer within --timeout seconds.
+            refuses the purge, or it does not answer within --timeout.
             """
     )
 
@@ -27,14 +27,16 @@ struct PurgeCommand: AsyncParsableCommand {
     @Argument(help: "memory or disk.")
     var scope: Scope
 
-    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"), completion: .directory)
-    var dir: String
+    @OptionGroup var location: DirectoryOption
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the agent's answer.", valueName: "seconds"))
-    var timeout: Int = 30
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("How long to wait for the agent's answer: 30s, 2m (a plain number is seconds).", valueName: "duration"))
+    var timeout = "30s"
 
     func run() async throws {
-        let directory = SyncDirectory(dir)
+        guard let timeout = DurationText.seconds(self.timeout, plainUnit: 1), (1...3_600).contains(timeout) else {
+            throw ValidationError("--timeout \(DurationText.expected(1...3_600, plainUnit: 1)) (--timeout \(self.timeout))")
+        }
+        let directory = try await location.resolve()
         guard let pid = DirectoryLock.holder(path: directory.lockPath) else {
             printError("emojiart-sync: no agent runs on \(directory.root); nothing to purge")
             throw ExitCode(ExitStatus.fatal.rawValue)
@@ -59,7 +61,7 @@ struct PurgeCommand: AsyncParsableCommand {
                 return
             }
         }
-        printError("emojiart-sync: signalled PID \(pid), but it did not report the purge within \(timeout)s")
+        printError("emojiart-sync: signalled PID \(pid), but it did not report the purge within \(DurationText.format(timeout))")
         throw ExitCode(ExitStatus.fatal.rawValue)
     }
 }

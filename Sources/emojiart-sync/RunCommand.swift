@@ -24,16 +24,18 @@ struct RunOptions: ParsableArguments {
     @Flag(name: .long, help: "Sync once, then exit with a status that says how complete DIR is.")
     var once = false
 
-    @Option(name: .long, help: ArgumentHelp("Seconds between feed polls, jittered by 10%\(Self.defaultText(.interval)).", valueName: "seconds"))
-    var interval: Int?
+    // Numbers and durations are parsed `.unconditional`ly, so `--interval -5` reaches the range check and
+    // its message instead of reading `-5` as an unknown option.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Time between feed polls, jittered by 10%: 90s, 5m, 1h (a plain number is seconds)\(Self.defaultText(.interval)).", valueName: "duration"))
+    var interval: String?
 
-    @Option(name: .long, help: ArgumentHelp("Hours per background scrub pass (every owned file re-read and re-hashed, at most 4 MiB/s); 0 turns it off\(Self.defaultText(.scrubInterval)).", valueName: "hours"))
-    var scrubInterval: Int?
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Time per background scrub pass (every owned file re-read and re-hashed, at most 4 MiB/s): 12h, 7d (a plain number is hours); 0 turns it off\(Self.defaultText(.scrubInterval)).", valueName: "duration"))
+    var scrubInterval: String?
 
-    @Option(name: .long, help: ArgumentHelp("Refuse a poll that would delete more than this percentage of the agent's files, or finds an empty feed; 100 = allow\(Self.defaultText(.maxDelete)).", valueName: "percent"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Refuse a poll that would delete more than this percentage of the agent's files, or finds an empty feed; 100 = allow\(Self.defaultText(.maxDelete)).", valueName: "percent"))
     var maxDelete: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Transfers at once\(Self.defaultText(.concurrency)).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Transfers at once\(Self.defaultText(.concurrency)).", valueName: "n"))
     var concurrency: Int?
 
     @Option(name: .long, help: ArgumentHelp("Bound of the in-memory cache, e.g. 64M, 1G\(Self.defaultText(.memoryLimit)).", valueName: "size"))
@@ -45,7 +47,7 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Largest response body accepted\(Self.defaultText(.maxBodySize)).", valueName: "size"))
     var maxBodySize: String?
 
-    @Option(name: .long, help: ArgumentHelp("Extra attempts per asset after a transient network failure\(Self.defaultText(.retries)).", valueName: "n"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Extra attempts per asset after a transient network failure\(Self.defaultText(.retries)).", valueName: "n"))
     var retries: Int?
 
     @Option(name: .long, help: ArgumentHelp("Log file (default: DIR/.emojiart-sync/sync.log).", valueName: "path"), completion: .file())
@@ -73,7 +75,7 @@ struct RunOptions: ParsableArguments {
         given[.dir] = dir
         given[.server] = server
         if once { given[.once] = "true" }
-        given[.interval] = interval.map(String.init)
+        given[.interval] = interval
         given[.maxDelete] = maxDelete.map(String.init)
         given[.concurrency] = concurrency.map(String.init)
         given[.memoryLimit] = memoryLimit
@@ -84,7 +86,7 @@ struct RunOptions: ParsableArguments {
         given[.logLevel] = logLevel
         given[.logFormat] = logFormat?.rawValue
         if quiet { given[.quiet] = "true" }
-        given[.scrubInterval] = scrubInterval.map(String.init)
+        given[.scrubInterval] = scrubInterval
         given[.metricsListen] = metricsListen
         return given
     }

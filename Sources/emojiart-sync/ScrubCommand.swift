@@ -20,14 +20,13 @@ struct ScrubCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"))
-    var dir: String
+    @OptionGroup var location: DirectoryOption
 
     @Flag(name: .shortAndLong, help: "Do not copy log lines to stderr.")
     var quiet = false
 
     func run() async throws {
-        var configuration = AgentConfiguration(directory: SyncDirectory(dir))
+        var configuration = AgentConfiguration(directory: try await location.resolve())
         configuration.logToStandardError = !quiet
         let agent: SyncAgent
         do {

@@ -10,14 +10,13 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: "Exits 0 when an agent runs on DIR, 1 when none does (the last published status is still shown)."
     )
 
-    @Option(name: .long, help: ArgumentHelp("The synced directory.", valueName: "dir"), completion: .directory)
-    var dir: String
+    @OptionGroup var location: DirectoryOption
 
     @Flag(name: .long, help: "Print the status as JSON, for scripts.")
     var json = false
 
     func run() async throws {
-        let directory = SyncDirectory(dir)
+        let directory = try await location.resolve()
         let holder = DirectoryLock.holder(path: directory.lockPath)
         let published = try? AgentStatus.read(from: directory.statusPath)
         guard let holder else {

@@ -28,6 +28,12 @@ int emojiart_ofd_unlock(int fd);
 /// -1 with errno on error. Takes no lock itself (the reported l_pid is -1 for OFD locks; the PID is in the file).
 int emojiart_ofd_is_locked(int fd);
 
+// MARK: - Build (build_info.c)
+
+/// The source commit the binary was built from, as the Makefile's build passed it (`git describe --always
+/// --dirty`), or "" when it was built without it (a plain `swift build`).
+const char *emojiart_build_commit(void);
+
 // MARK: - Heap (memory.c)
 
 /// glibc's malloc_trim(0): hands the free memory of every malloc arena back to the kernel. After a pass over a

@@ -26,6 +26,14 @@ enum RunSetting: String, CaseIterable, Sendable {
         "EMOJIART_SYNC_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
+    /// Whether the value names a file or directory, expanded as a shell would (`PathExpansion`).
+    var isPath: Bool {
+        switch self {
+        case .dir, .logFile: true
+        default: false
+        }
+    }
+
     /// The default, as it would be written in the config file; nil when there is none (`dir`) or it is
     /// derived from another setting (`log-file`: DIR/.emojiart-sync/sync.log).
     var defaultValue: String? {
@@ -33,8 +41,8 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .dir, .logFile, .metricsListen: nil
         case .server: "http://localhost:8080"
         case .once, .quiet: "false"
-        case .interval: "60"
-        case .scrubInterval: "24"
+        case .interval: "60s"
+        case .scrubInterval: "24h"
         case .maxDelete: "50"
         case .concurrency: "8"
         case .memoryLimit: "64M"

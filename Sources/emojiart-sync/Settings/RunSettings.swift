@@ -4,12 +4,14 @@ import Logging
 
 /// The resolved settings of a sync run, checked and typed: what `SettingsResolver` found, turned into an
 /// `AgentConfiguration`. A bad value is a usage error that names where it came from
-/// (`--interval must be 1...86400 seconds (EMOJIART_SYNC_INTERVAL=0)`).
+/// (`--concurrency must be 1...256 (EMOJIART_SYNC_CONCURRENCY=0)`).
 struct RunSettings {
     var directory: String
     var server: ServerAddress
     var once: Bool
+    /// Seconds between feed polls.
     var interval: Int
+    /// Seconds per background scrub pass; 0: none.
     var scrubInterval: Int
     var maxDelete: Int
     var concurrency: Int
@@ -24,30 +26,34 @@ struct RunSettings {
     var metricsListen: MetricsListenAddress?
 
     init(_ resolver: SettingsResolver) throws(SettingsError) {
-        func text(_ setting: RunSetting) -> (value: String?, source: String) {
-            let resolved = resolver.resolve(setting)
-            let source = resolved.source == .default ? "default"
-                : resolved.source == .flag ? "\(setting.option) \(resolved.value ?? "")"
-                : resolved.source == .environment ? "\(setting.environmentVariable)=\(resolved.value ?? "")"
-                : "\(setting.rawValue) = \(resolved.value ?? "") in \(resolver.configFile)"
-            return (resolved.value, source)
+        func text(_ setting: RunSetting) throws(SettingsError) -> (value: String?, source: String) {
+            let resolved = try resolver.resolve(setting)
+            return (resolved.value, resolver.spelled(resolved.source, setting, resolved.value))
         }
         func integer(_ setting: RunSetting, _ range: ClosedRange<Int>, _ unit: String) throws(SettingsError) -> Int {
-            let (value, source) = text(setting)
+            let (value, source) = try text(setting)
             guard let value, let number = Int(value), range.contains(number) else {
                 throw SettingsError("\(setting.option) must be \(range.lowerBound)...\(range.upperBound)\(unit) (\(source))")
             }
             return number
         }
+        /// Whole seconds; `plainUnit` is what a bare number counts (1: seconds, 3600: hours).
+        func duration(_ setting: RunSetting, _ range: ClosedRange<Int>, plainUnit: Int) throws(SettingsError) -> Int {
+            let (value, source) = try text(setting)
+            guard let value, let seconds = DurationText.seconds(value, plainUnit: plainUnit), range.contains(seconds) else {
+                throw SettingsError("\(setting.option) \(DurationText.expected(range, plainUnit: plainUnit)) (\(source))")
+            }
+            return seconds
+        }
         func size(_ setting: RunSetting, minimum: Int) throws(SettingsError) -> Int {
-            let (value, source) = text(setting)
+            let (value, source) = try text(setting)
             guard let value, let bytes = ByteCount.parse(value), bytes >= minimum else {
                 throw SettingsError("\(setting.option): cannot read \"\(value ?? "")\" as a size (\(source))")
             }
             return bytes
         }
         func boolean(_ setting: RunSetting) throws(SettingsError) -> Bool {
-            let (value, source) = text(setting)
+            let (value, source) = try text(setting)
             switch value?.lowercased() {
             case "1", "true", "yes", "on": return true
             case nil, "0", "false", "no", "off", "": return false
@@ -55,38 +61,34 @@ struct RunSettings {
             }
         }
         func choice<T: RawRepresentable>(_ setting: RunSetting, _ type: T.Type, _ known: [String]) throws(SettingsError) -> T where T.RawValue == String {
-            let (value, source) = text(setting)
+            let (value, source) = try text(setting)
             guard let value, let parsed = T(rawValue: value) else {
                 throw SettingsError("\(setting.option): unknown value \"\(value ?? "")\", expected \(known.joined(separator: ", ")) (\(source))")
             }
             return parsed
         }
 
-        let (dir, _) = text(.dir)
-        guard let dir, !dir.isEmpty else {
-            throw SettingsError("missing --dir DIR: the directory to keep in sync (or \(RunSetting.dir.environmentVariable), or dir = ... in \(resolver.configFile))")
-        }
-        directory = dir
-        let (serverText, serverSource) = text(.server)
+        directory = try Self.directory(resolver)
+        let (serverText, serverSource) = try text(.server)
         do {
             server = try ServerAddress(serverText ?? "")
         } catch {
             throw SettingsError("--server: \(error) (\(serverSource))")
         }
         once = try boolean(.once)
-        interval = try integer(.interval, 1...86_400, " seconds")
-        scrubInterval = try integer(.scrubInterval, 0...8_760, " hours")
+        interval = try duration(.interval, 1...86_400, plainUnit: 1)
+        scrubInterval = try duration(.scrubInterval, 0...365 * 86_400, plainUnit: 3_600)
         maxDelete = try integer(.maxDelete, 0...100, "")
         concurrency = try integer(.concurrency, 1...256, "")
         memoryLimit = try size(.memoryLimit, minimum: 0)
         verify = try choice(.verify, PNGVerification.self, PNGVerification.allCases.map(\.rawValue))
         maxBodySize = try size(.maxBodySize, minimum: 1)
         retries = try integer(.retries, 0...10, "")
-        logFile = text(.logFile).value.flatMap { $0.isEmpty ? nil : $0 }
+        logFile = try text(.logFile).value.flatMap { $0.isEmpty ? nil : $0 }
         logLevel = try choice(.logLevel, Logger.Level.self, Logger.Level.allCases.map(\.rawValue))
         logFormat = try choice(.logFormat, LogFormat.self, LogFormat.allCases.map(\.rawValue))
         quiet = try boolean(.quiet)
-        let (listen, listenSource) = text(.metricsListen)
+        let (listen, listenSource) = try text(.metricsListen)
         if let listen, !listen.isEmpty {
             guard let address = MetricsListenAddress(listen) else {
                 throw SettingsError("--metrics-listen: cannot read \"\(listen)\" as HOST:PORT, e.g. 127.0.0.1:9464 (\(listenSource))")
@@ -95,6 +97,16 @@ struct RunSettings {
         } else {
             metricsListen = nil
         }
+    }
+
+    /// DIR as every command finds it (a run, `status`, `purge`, `scrub`): `--dir`, `EMOJIART_SYNC_DIR`, or
+    /// `dir = ...` in the config file, expanded as a shell would. Missing everywhere is an error saying where
+    /// it can be given.
+    static func directory(_ resolver: SettingsResolver) throws(SettingsError) -> String {
+        guard let dir = try resolver.resolve(.dir).value, !dir.isEmpty else {
+            throw SettingsError("missing --dir DIR: the directory to keep in sync (or \(RunSetting.dir.environmentVariable), or dir = ... in \(resolver.configFile))")
+        }
+        return dir
     }
 
     /// The agent's configuration. Log lines go to stderr unless `--quiet`, or unless a progress line is
@@ -113,7 +125,7 @@ struct RunSettings {
         configuration.logToStandardError = !quiet && progressLine == nil
         configuration.pollInterval = .seconds(interval)
         configuration.maxDeletePercent = maxDelete
-        configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval * 3600)
+        configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval)
         configuration.metricsListen = metricsListen
         if let progressLine {
             configuration.onProgress = { progressLine.update($0) }

@@ -21,6 +21,7 @@ struct SettingsResolver {
 
     let configFile: String
     let configFileExists: Bool
+    private let environment: [String: String]
     private let reader: ConfigReader
     private let recorder: ProvenanceRecorder
     private let sources: [String: Source]
@@ -36,6 +37,7 @@ struct SettingsResolver {
 
     /// Reads the config file (a missing one is empty). Throws when it is malformed, naming path and line.
     init(flags: [RunSetting: String], environment: [String: String] = ProcessInfo.processInfo.environment) async throws {
+        self.environment = environment
         configFile = Self.configFilePath(environment: environment)
         configFileExists = FileManager.default.fileExists(atPath: configFile)
         let flagValues = Dictionary(uniqueKeysWithValues: flags.map { setting, value in
@@ -62,24 +64,49 @@ struct SettingsResolver {
         reader = ConfigReader(providers: [flagProvider, environmentProvider, fileProvider], accessReporter: recorder)
     }
 
-    /// The effective value of `setting` and its source.
-    func resolve(_ setting: RunSetting) -> Resolved {
+    /// The effective value of `setting` and its source. A path setting is expanded as a shell would
+    /// (`PathExpansion`): fully when it came from the environment or the file, which met no shell; only its
+    /// leading `~` when it came from a flag, whose `$` the shell has already seen (`--dir=~/emoji` keeps
+    /// its `~` in every shell). Throws when a path names a variable or user that does not exist.
+    func resolve(_ setting: RunSetting) throws(SettingsError) -> Resolved {
         let key = ConfigKey([setting.rawValue])
         guard let value = reader.string(forKey: key) else {
             return Resolved(value: setting.defaultValue, source: .default, origin: "default")
         }
         let answered = recorder.provider(of: AbsoluteConfigKey(key))
+        let resolved: Resolved
         switch answered.flatMap({ sources[$0] }) ?? .default {
-        case .flag: return Resolved(value: value, source: .flag, origin: setting.option)
-        case .environment: return Resolved(value: value, source: .environment, origin: setting.environmentVariable)
-        case .file: return Resolved(value: value, source: .file, origin: configFile)
-        case .default: return Resolved(value: value, source: .default, origin: "default")
+        case .flag: resolved = Resolved(value: value, source: .flag, origin: setting.option)
+        case .environment: resolved = Resolved(value: value, source: .environment, origin: setting.environmentVariable)
+        case .file: resolved = Resolved(value: value, source: .file, origin: configFile)
+        case .default: resolved = Resolved(value: value, source: .default, origin: "default")
+        }
+        guard setting.isPath else { return resolved }
+        do {
+            var expanded = resolved
+            expanded.value = resolved.source == .flag
+                ? try PathExpansion.expandTilde(value, environment: environment)
+                : try PathExpansion.expand(value, environment: environment)
+            return expanded
+        } catch {
+            throw SettingsError("\(setting.option): \(error) (\(spelled(resolved.source, setting, value)))")
+        }
+    }
+
+    /// Where a value was given, as a person would find it: `--interval 5`, `EMOJIART_SYNC_INTERVAL=0`,
+    /// `interval = 5 in FILE`, or `default`. Error messages end with it.
+    func spelled(_ source: Source, _ setting: RunSetting, _ value: String?) -> String {
+        switch source {
+        case .default: "default"
+        case .flag: "\(setting.option) \(value ?? "")"
+        case .environment: "\(setting.environmentVariable)=\(value ?? "")"
+        case .file: "\(setting.rawValue) = \(value ?? "") in \(configFile)"
         }
     }
 
     /// Every setting, in the table's order.
-    func resolveAll() -> [(RunSetting, Resolved)] {
-        RunSetting.allCases.map { ($0, resolve($0)) }
+    func resolveAll() throws(SettingsError) -> [(RunSetting, Resolved)] {
+        try RunSetting.allCases.map { setting throws(SettingsError) in (setting, try resolve(setting)) }
     }
 }
 

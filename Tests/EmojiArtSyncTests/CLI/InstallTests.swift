@@ -38,6 +38,34 @@ struct InstallTests {
         #expect(files(under: destination.path).isEmpty, "left behind: \(files(under: destination.path))")
     }
 
+    /// Before: `make install PREFIX=$HOME/.local` put the units in ~/.local/lib/systemd/user, which
+    /// `systemctl --user` does not read.
+    @Test func aHomePrefixPutsTheUnitsWhereSystemctlUserReadsThem() throws {
+        let make = try #require(RepositoryFiles.tool("make"), "make is not installed")
+        let home = TemporaryDirectory("install-home")
+        let variables = ["PREFIX=\(home.path)/.local", "BUILD_DIR=\(RepositoryFiles.buildDirectory)"]
+        // As the user whose home this is: install checks that systemd reads the unit directory it chose.
+        let asUser = ["-u", "XDG_DATA_HOME", "HOME=\(home.path)", make]
+        let install = try RepositoryFiles.run("/usr/bin/env", asUser + ["install"] + variables)
+        #expect(install.status == 0, "\(install.output)")
+        let unitDirectory = home.path + "/.local/share/systemd/user"
+        let unit = try String(contentsOfFile: unitDirectory + "/emojiart-sync.service", encoding: .utf8)
+        // Named from %h as in contrib/systemd: the installed unit is the contrib one.
+        #expect(unit.contains("\nExecStart=%h/.local/bin/emojiart-sync "), "\(unit)")
+        let contrib = try String(contentsOfFile: RepositoryFiles.root + "/contrib/systemd/emojiart-sync.service", encoding: .utf8)
+        #expect(unit == contrib)
+        #expect(!install.output.contains("does not read"), "\(install.output)")
+        if let analyze = RepositoryFiles.tool("systemd-analyze") {
+            // What systemd itself computes for a user whose home this is.
+            let paths = try RepositoryFiles.run("/usr/bin/env", ["-u", "XDG_DATA_HOME", "HOME=\(home.path)", analyze, "--user", "unit-paths"])
+            #expect(paths.output.split(separator: "\n").contains(Substring(unitDirectory)), "\(paths.output)")
+        }
+        let bash = try String(contentsOfFile: home.file(".local/share/bash-completion/completions/emojiart-sync"), encoding: .utf8)
+        #expect(!bash.hasPrefix("#!"), "a sourced completion script has no #! line")
+        let uninstall = try RepositoryFiles.run("/usr/bin/env", asUser + ["uninstall"] + variables)
+        #expect(uninstall.status == 0 && files(under: home.path).isEmpty, "left behind: \(files(under: home.path))")
+    }
+
     /// Regular files under `root`, relative to it, sorted.
     private func files(under root: String) -> [String] {
         guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }

@@ -18,7 +18,7 @@ struct ManPageTests {
         // Roff spells a dash `\-`; fonts `\fB` and friends may sit inside a word.
         let text = roff.replacingOccurrences(of: "\\-", with: "-")
             .replacingOccurrences(of: #"\\f[BIRP]"#, with: "", options: .regularExpression)
-        for command in HelpText.commands {
+        for command in try await HelpText.commands(outputDirectory: out.path) {
             for option in try await HelpText.longOptions(command, outputDirectory: out.path) {
                 #expect(text.contains(option), "\(command) \(option) is not in man/emojiart-sync.1")
             }
