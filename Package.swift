@@ -161,8 +161,9 @@ let package = Package(
         .testTarget(
             name: "EmojiArtSyncTests",
             dependencies: [
-                "EmojiArtSync", "EmojiArtGallery", "EmojiArtPNG", "emojiart-sync", "emojiart-gallery",
+                "EmojiArtSync", "EmojiArtGallery", "EmojiArtPNG", "emojiart-sync", "emojiart-gallery", "EmbeddedHTTP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),

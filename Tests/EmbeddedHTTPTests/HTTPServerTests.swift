@@ -99,7 +99,7 @@ struct HTTPServerTests {
         let deadline = clock.now.advanced(by: .seconds(10))
         while !started.withLock({ $0 }) && clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try #require(started.withLock { $0 }, "the streamed body never started")
-        #expect(ProcessResources.serverThreads == 3, "one accepting, one per connection")
+        #expect(ProcessResources.serverThreads == 2, "the event loop and one handler thread")
         await server.stop(gracePeriod: .milliseconds(250))
         return (idle, busy)
     }
