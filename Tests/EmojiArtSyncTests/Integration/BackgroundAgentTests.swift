@@ -140,24 +140,6 @@ struct BackgroundAgentTests {
         #expect(await allowed.stop() == .success)
         await smaller.stop()
     }
-
-    @Test func aDirectoryMovedAwayIsRecreatedAndSyncedAgain() async throws {
-        let gallery = try await GalleryFixture(count: 5)
-        let parent = TemporaryDirectory("gone-parent")
-        let dirPath = parent.file("emoji")
-        var configuration = try gallery.configuration(dir: dirPath)
-        configuration.pollInterval = .seconds(3600)
-        let agent = try await RunningAgent(configuration)
-        #expect(await eventually { (1...5).allSatisfy { FileManager.default.fileExists(atPath: dirPath + "/gallery_image_\($0).png") } })
-        // Moved away (atomically; `rm -rf` races the agent's own repairs of the files it deletes first).
-        #expect(rename(dirPath, parent.file("moved")) == 0)
-        let back = await eventually(timeout: .seconds(15)) {
-            (1...5).allSatisfy { readBytes(dirPath + "/gallery_image_\($0).png") == gallery.server.imageBytes($0) }
-        }
-        #expect(back)
-        #expect(await agent.stop() == .success)
-        await gallery.stop()
-    }
 }
 
 /// Regressions found by the soak test.
