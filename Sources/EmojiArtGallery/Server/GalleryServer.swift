@@ -152,6 +152,13 @@ public final class GalleryServer: Sendable {
         state.imageRequestCount
     }
 
+    /// The most gallery requests (not `/_control/`) whose handler ran at once, since start or the last reset:
+    /// with a `latencyMilliseconds` fault, how many requests a client had in flight at most, measured at the
+    /// server. A streamed body is written after its handler returns and does not count.
+    public var peakRequestsInFlight: Int {
+        state.peakRequestsBeingAnswered
+    }
+
     /// Sets every request count to zero.
     public func resetCounts() {
         state.resetCounts()

@@ -37,6 +37,17 @@ public final class BackgroundAgent: Sendable {
     /// How long a reload (`SIGHUP`) may hold back its `READY=1` for the pass it asked for.
     public static let maximumReloadWait: Duration = .seconds(60)
     private let watching = Mutex<String>("inotify")
+    private let schedulerSleep = Mutex<SchedulerSleep?>(nil)
+
+    /// Where the scheduler loop is: asleep until a deadline (nil: until something rings), or awake.
+    public struct SchedulerSleep: Sendable, Equatable {
+        /// When it wakes on its own; nil when only an event wakes it.
+        public var until: ContinuousClock.Instant?
+    }
+
+    /// The scheduler's sleep now, or nil while it works: an idle agent sleeps until its next poll, with
+    /// nothing due in between (what a test checks instead of watching a clock).
+    public var schedulerAsleep: SchedulerSleep? { schedulerSleep.withLock { $0 } }
     private let fatal = Mutex<SyncError?>(nil)
     /// `SIGUSR2` asked for a disk purge; the purge loop runs it (coalesced: one more after a running one).
     private let diskPurgeRequested = Atomic<Bool>(false)
@@ -329,7 +340,10 @@ public final class BackgroundAgent: Sendable {
             }
             // Something due but blocked (a retry whose repair still runs) must not spin the loop.
             let earliest = ContinuousClock.now.advanced(by: .milliseconds(50))
-            await keeper.alarm.sleep(until: next.map { max($0, earliest) })
+            let until = next.map { max($0, earliest) }
+            schedulerSleep.withLock { $0 = SchedulerSleep(until: until) }
+            await keeper.alarm.sleep(until: until)
+            schedulerSleep.withLock { $0 = nil }
         }
     }
 
