@@ -141,13 +141,9 @@ final class ConnectionLoop {
             var one: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let socket = ConnectedSocket(fd: fd, sendTimeout: limits.sendTimeout)
-            if server.openConnections >= limits.maximumConnections {
-                guard let oldest = waiting.min(by: { $0.value.since < $1.value.since }) else {
-                    socket.close()  // every connection is being answered: refuse this one
-                    continue
-                }
-                waiting[oldest.key] = nil
-                server.close(oldest.value.connection)
+            guard makeRoom() else {
+                socket.close()  // every connection is being answered: refuse this one
+                continue
             }
             nextID += 1
             server.opened()
@@ -155,6 +151,21 @@ final class ConnectionLoop {
                 id: nextID, socket: socket,
                 reader: HTTPRequestReader(maximumHeadSize: maximumHeadSize, maximumBodySize: maximumBodySize))
             wait(for: connection, fresh: true)
+            // A client that sent its request with the connection (most do) has it read now, before a flood of
+            // later connections could make this one the oldest and close it.
+            read(connection.id)
         }
+    }
+
+    /// Below the cap, or brought below it by closing the connection that has waited longest without a whole
+    /// request (read first: bytes that complete a request save it). False when every connection is being
+    /// answered.
+    private func makeRoom() -> Bool {
+        while server.openConnections >= limits.maximumConnections {
+            guard let oldest = waiting.min(by: { $0.value.since < $1.value.since })?.key else { return false }
+            read(oldest)
+            if let entry = waiting.removeValue(forKey: oldest) { server.close(entry.connection) }
+        }
+        return true
     }
 }

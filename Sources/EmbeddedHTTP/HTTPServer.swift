@@ -163,8 +163,9 @@ public final class HTTPServer: Sendable {
             usleep(10_000)
         }
         let (left, queued) = state.withLock { state in
-            defer { state.jobs = [] }
-            return (Array(state.answering.values), state.jobs)
+            let queued = state.jobs
+            state.jobs = []
+            return (Array(state.answering.values), queued)
         }
         for job in queued { close(job.connection) }
         for socket in left { socket.shutdown() }
@@ -203,18 +204,17 @@ public final class HTTPServer: Sendable {
 
     /// The answered connections to wait on again, or nil once the server is stopping.
     func takeReturned() -> [ServerConnection]? {
-        let taken: [ServerConnection]? = state.withLock { state in
-            guard state.phase == .running else { return nil }
-            defer { state.returned = [] }
-            return state.returned
+        // (Taken with an explicit swap, not `defer { state.returned = [] }`: a `defer` that reassigns the locked
+        // value after the return expression was miscompiled in a release build; see WatchBacklog.take().)
+        let (running, taken) = state.withLock { state in
+            let taken = state.returned
+            state.returned = []
+            return (state.phase == .running, taken)
         }
-        if taken == nil {
+        guard running else {
             // Connections handed back meanwhile are closed here; later ones by their handler thread.
-            let late = state.withLock { state in
-                defer { state.returned = [] }
-                return state.returned
-            }
-            for connection in late { close(connection) }
+            for connection in taken { close(connection) }
+            return nil
         }
         return taken
     }

@@ -222,24 +222,14 @@ public final class BackgroundAgent: Sendable {
         watching.withLock { $0 = "inotify" }
         let backlog = WatchBacklog()
         await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
+            await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await batch in watcher.events { backlog.add(batch) }
                     backlog.end()
                 }
-                while !Task.isCancelled {
-                    switch backlog.take() {
-                    case .wait(let until):
-                        await backlog.alarm.sleep(until: until)
-                    case .events(let batch, let ended):
-                        if let gone = vanished(batch, identity: identity) {
-                            fail(SyncError(.system, "\(directory.root) is gone: \(gone); stopping", path: directory.root))
-                            return
-                        }
-                        await handle(batch)
-                        if ended { return }
-                    }
-                }
+                await act(on: backlog, identity: identity)
+                watcher.requestStop()  // DIR is gone: the reader ends too
+                await group.waitForAll()
             }
         } onCancel: {
             watcher.requestStop()  // never block in a cancellation handler: the reader may need this task
@@ -248,6 +238,24 @@ public final class BackgroundAgent: Sendable {
         if Task.isCancelled || isStopping { return }
         // The stream ended while DIR is still the same folder: poll(2) or read(2) on inotify failed.
         fallBackToRescans(watcher.failure?.message ?? "the watch ended")
+    }
+
+    /// Hands the backlog's events to the keeper as they come due, until the watch ends, DIR is gone (then the
+    /// agent is stopped) or the task is cancelled.
+    private func act(on backlog: WatchBacklog, identity: DirectoryIdentity?) async {
+        while !Task.isCancelled {
+            switch backlog.take() {
+            case .wait(let until):
+                await backlog.alarm.sleep(until: until)
+            case .events(let batch, let ended):
+                if let gone = vanished(batch, identity: identity) {
+                    fail(SyncError(.system, "\(directory.root) is gone: \(gone); stopping", path: directory.root))
+                    return
+                }
+                await handle(batch)
+                if ended { return }
+            }
+        }
     }
 
     private func fallBackToRescans(_ reason: String) {

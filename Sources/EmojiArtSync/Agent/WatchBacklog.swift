@@ -62,8 +62,14 @@ final class WatchBacklog: Sendable {
                 if now < due { return .wait(until: due) }
             }
             guard !state.events.isEmpty || state.ended else { return .wait(until: nil) }
-            defer { state = State(ended: state.ended) }
-            return .events(state.events, ended: state.ended)
+            // An explicit swap: `defer { state = State(ended: state.ended) }` after `return .events(state.events, ...)`
+            // crashed release builds (Swift 6.3.1) with a null retain here, the events freed before they were returned.
+            let taken = Taken.events(state.events, ended: state.ended)
+            state.events = []
+            state.first = nil
+            state.last = nil
+            state.urgent = false
+            return taken
         }
     }
 
