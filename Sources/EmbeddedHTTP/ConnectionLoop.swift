@@ -90,16 +90,14 @@ final class ConnectionLoop {
         while received == .bytes && entry.connection.reader.bufferedCount <= maximumHeadSize + maximumBodySize {
             received = entry.connection.reader.receive(from: entry.connection.socket)
         }
-        if received == .closed {
-            waiting[id] = nil
-            server.close(entry.connection)
-            return
-        }
         if wasIdle && entry.connection.reader.hasPartialRequest {
             entry.deadline = clock.now.advanced(by: limits.requestTimeout)
         }
         waiting[id] = entry
-        parse(id)
+        parse(id)  // a request sent before the client closed its side (`shutdown(SHUT_WR)`) is still answered
+        if received == .closed, let left = waiting.removeValue(forKey: id) {
+            server.close(left.connection)
+        }
     }
 
     private func parse(_ id: Int) {

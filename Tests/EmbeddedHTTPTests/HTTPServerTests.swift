@@ -70,6 +70,19 @@ struct HTTPServerTests {
         await server.stop()
     }
 
+    /// The event loop reads a request and the end of the stream in one go; the request is answered all the same.
+    @Test func aRequestFollowedByTheClientsHalfCloseIsStillAnswered() async throws {
+        let server = Self.server()
+        let port = try server.start()
+        let client = try RawClient(port: port)
+        try client.send("GET /echo?half HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.finishSending()
+        let (text, closed) = client.readToEnd()
+        #expect(text.hasPrefix("HTTP/1.1 200 OK") && text.contains("GET /echo?half 0"), "\(text)")
+        #expect(closed)
+        await server.stop()
+    }
+
     @Test func aStreamOfUnknownLengthGoesOutChunkedAndArrivesWhole() async throws {
         let server = Self.server()
         let port = try server.start()

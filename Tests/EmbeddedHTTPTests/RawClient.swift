@@ -41,6 +41,11 @@ final class RawClient {
         guard sent == bytes.count else { throw TestFailure("send: \(sent) of \(bytes.count), errno \(errno)") }
     }
 
+    /// Closes the sending side (`shutdown(SHUT_WR)`), as `nc -N` does after its input: the server sees the end.
+    func finishSending() {
+        _ = shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Reads until the server closes the connection (or 10 s pass); returns everything read and whether it closed
     /// (an orderly end, or a reset: a server that closes with unread bytes of ours sends one).
     func readToEnd() -> (text: String, closed: Bool) {
