@@ -64,8 +64,8 @@ let package = Package(
         // server's threads): the package's one caller of pthread_create.
         .target(name: "POSIXThreads", swiftSettings: swiftSettings),
 
-        // A small HTTP/1.1 server on POSIX sockets (a thread per connection) for the bundled gallery and the
-        // metrics endpoint. Hummingbird on swift-nio did this before and was about 40 % of the first build.
+        // A small HTTP/1.1 server on POSIX sockets (a poll(2) event loop and a few handler threads, connections
+        // capped, requests timed out) for the bundled gallery and the metrics endpoint. Hummingbird on swift-nio did this before and was about 40 % of the first build.
         .target(
             name: "EmbeddedHTTP",
             dependencies: ["POSIXThreads", .product(name: "HTTPTypes", package: "swift-http-types")],
@@ -161,8 +161,9 @@ let package = Package(
         .testTarget(
             name: "EmojiArtSyncTests",
             dependencies: [
-                "EmojiArtSync", "EmojiArtGallery", "EmojiArtPNG", "emojiart-sync", "emojiart-gallery",
+                "EmojiArtSync", "EmojiArtGallery", "EmojiArtPNG", "emojiart-sync", "emojiart-gallery", "EmbeddedHTTP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),

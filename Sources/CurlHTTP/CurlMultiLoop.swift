@@ -85,6 +85,12 @@ final class CurlMultiLoop {
             waitingHead = 0
         }
         waiting.append(contentsOf: requests)
+        publishQueued()
+    }
+
+    private func publishQueued() {
+        let queued = waiting.count - waitingHead
+        mailbox.statistics.withLock { $0.queuedRequests = queued }
     }
 
     private var hasStartableWork: Bool {
@@ -104,6 +110,7 @@ final class CurlMultiLoop {
             waiting.removeAll(keepingCapacity: true)
             waitingHead = 0
         }
+        publishQueued()
     }
 
     private func start(_ request: CurlLoopMailbox.Request) {

@@ -23,6 +23,8 @@ public struct HTTPClientStatistics: Sendable, Equatable, CustomStringConvertible
     public var activeTransfers = 0
     /// The largest value ``activeTransfers`` has had; never above `maxConcurrentRequests`.
     public var peakActiveTransfers = 0
+    /// Requests the loop holds in its queue, waiting for room (cancelled ones included until it reaches them).
+    public var queuedRequests = 0
 
     /// Creates zeroed statistics.
     public init() {}

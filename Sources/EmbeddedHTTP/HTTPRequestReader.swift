@@ -1,17 +1,18 @@
 import HTTPTypes
 
-/// Reads requests off one connection: the head up to its blank line (at most `maximumHeadSize` bytes), then
-/// a body of exactly `Content-Length` bytes (at most `maximumBodySize`). Keeps what it read past one request
-/// for the next (pipelining).
-struct HTTPRequestReader {
+/// Reads requests off one connection as its bytes come: the head up to its blank line (at most
+/// `maximumHeadSize` bytes), then a body of exactly `Content-Length` bytes (at most `maximumBodySize`). Keeps
+/// what it read past one request for the next (pipelining). A value: it travels with its connection between
+/// the event loop and a handler thread.
+struct HTTPRequestReader: Sendable {
     /// What the next read gave.
-    enum Outcome {
+    enum Outcome: Sendable {
         /// A request, and whether the connection may carry another one after it.
         case request(HTTPServerRequest, keepAlive: Bool)
         /// A request the server will not serve: answer `status` with `reason`, then close.
         case refuse(HTTPResponse.Status, reason: String)
-        /// The client closed the connection (or it was shut down) between requests.
-        case closed
+        /// The buffer holds no whole request yet.
+        case incomplete
     }
 
     let maximumHeadSize: Int
@@ -23,28 +24,31 @@ struct HTTPRequestReader {
         self.maximumBodySize = maximumBodySize
     }
 
-    mutating func next(from socket: ConnectedSocket) -> Outcome {
-        var searchFrom = 0
-        var headEnd: Int?
-        while headEnd == nil {
-            headEnd = Self.blankLine(in: buffer, from: searchFrom)
-            if headEnd != nil { break }
-            searchFrom = max(0, buffer.count - 3)
+    /// Bytes read and not yet part of an answered request.
+    var bufferedCount: Int { buffer.count }
+
+    /// Whether part of a request has arrived (so the request timeout runs, not the idle one).
+    var hasPartialRequest: Bool { !buffer.isEmpty }
+
+    /// Reads what the socket has (without waiting) into the buffer.
+    mutating func receive(from socket: ConnectedSocket) -> ConnectedSocket.Received {
+        socket.receive(into: &buffer)
+    }
+
+    /// The next request if the buffer holds all of it; `.incomplete` when more bytes are needed.
+    mutating func next() -> Outcome {
+        guard let end = Self.blankLine(in: buffer) else {
             if buffer.count > maximumHeadSize {
                 return .refuse(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
                                reason: "the request head is larger than \(maximumHeadSize) bytes")
             }
-            guard socket.receive(into: &buffer) else {
-                return .closed
-            }
+            return .incomplete
         }
-        let end = headEnd!
         guard end <= maximumHeadSize else {
             return .refuse(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
                            reason: "the request head is larger than \(maximumHeadSize) bytes")
         }
         let headText = String(decoding: buffer[..<end], as: UTF8.self)
-        buffer.removeFirst(end + 4)
         let parsed: (HTTPRequest, keepAlive: Bool)
         switch Self.parseHead(headText) {
         case .success(let head): parsed = head
@@ -64,19 +68,18 @@ struct HTTPRequestReader {
         guard length <= maximumBodySize else {
             return .refuse(.contentTooLarge, reason: "the request body is larger than \(maximumBodySize) bytes")
         }
-        while buffer.count < length {
-            guard socket.receive(into: &buffer) else { return .closed }
-        }
-        let body = Array(buffer[..<length])
-        buffer.removeFirst(length)
+        let bodyStart = end + 4
+        guard buffer.count - bodyStart >= length else { return .incomplete }
+        let body = Array(buffer[bodyStart..<(bodyStart + length)])
+        buffer.removeFirst(bodyStart + length)
         head.headerFields[.contentLength] = nil
         return .request(HTTPServerRequest(head: head, body: body), keepAlive: parsed.keepAlive)
     }
 
-    /// Where `\r\n\r\n` starts in `bytes`, searching from `start`.
-    private static func blankLine(in bytes: [UInt8], from start: Int) -> Int? {
+    /// Where `\r\n\r\n` starts in `bytes`.
+    private static func blankLine(in bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        var index = start
+        var index = 0
         while index + 3 < bytes.count {
             if bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
                 return index

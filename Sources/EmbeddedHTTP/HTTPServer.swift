@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPTypes
 import POSIXThreads
 import Synchronization
@@ -7,9 +8,11 @@ import Glibc
 #endif
 
 /// A small HTTP/1.1 server on POSIX sockets for what this package serves itself: the bundled gallery and the
-/// opt-in metrics endpoint. One thread accepts; each connection gets a thread of its own with blocking I/O, so
-/// a slow client slows only its own writer and a handler may simply sleep. Keep-alive and pipelining;
-/// request bodies by `Content-Length` only; responses whole or streamed (announced length, or chunked).
+/// opt-in metrics endpoint. One thread waits on every connection in `poll(2)` (``ConnectionLoop``) and a few
+/// handler threads answer whole requests with blocking writes, so a slow client slows only its own response
+/// and a handler may simply sleep. ``HTTPServerLimits`` bounds connections, threads and how long a client may
+/// take. Keep-alive and pipelining; request bodies by `Content-Length` only; responses whole or streamed
+/// (announced length, or chunked).
 ///
 /// It exists so the first build does not compile an event-loop stack for two loopback endpoints (see
 /// docs/BENCHMARKS.md, first build). Not a general web server: no TLS, no HTTP/2, no request body streaming.
@@ -17,7 +20,7 @@ import Glibc
 /// Owns its listening socket, its threads and its connections; ``stop(gracePeriod:)`` ends them all and waits
 /// until every thread it started is done.
 public final class HTTPServer: Sendable {
-    /// Answers one request, on the connection's thread.
+    /// Answers one request, on a handler thread.
     public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
 
     /// The name every thread of a server carries (`/proc/PID/task/*/comm`, `top -H`).
@@ -28,21 +31,31 @@ public final class HTTPServer: Sendable {
     private let handler: Handler
     private let maximumHeadSize: Int
     private let maximumBodySize: Int
+    /// The limits it was made with.
+    public let limits: HTTPServerLimits
     private let state = Mutex(State())
-
-    private struct Connection {
-        var socket: ConnectedSocket
-        var busy: Bool
-    }
+    /// Counts queued jobs (plus one per handler thread at stop); handler threads wait on it.
+    private let jobsQueued = DispatchSemaphore(value: 0)
 
     private struct State {
         var phase = Phase.idle
         var listener: Int32 = -1
-        var acceptThread: JoinableThread?
-        var nextID = 0
-        var connections: [Int: Connection] = [:]
-        /// Connection threads started and not yet at their last instruction.
-        var connectionThreads = 0
+        /// The wake pipe's ends: the event loop polls the first, anyone writes to the second.
+        var wakeRead: Int32 = -1
+        var wake: Int32 = -1
+        var loopThread: JoinableThread?
+        var handlerThreads: [JoinableThread] = []
+        /// Handler threads waiting for a job.
+        var idleHandlers = 0
+        var jobs: [ServerJob] = []
+        /// Connections being answered, by id, so that stop can cut them.
+        var answering: [Int: ConnectedSocket] = [:]
+        /// Answered keep-alive connections on their way back to the event loop.
+        var returned: [ServerConnection] = []
+        /// Every connection accepted and not yet closed, wherever it is.
+        var openConnections = 0
+        /// Set at the end of stop: handler threads leave when they find no job.
+        var handlersLeave = false
     }
 
     private enum Phase { case idle, running, stopping, stopped }
@@ -51,11 +64,16 @@ public final class HTTPServer: Sendable {
     /// - Parameters:
     ///   - maximumHeadSize: a longer request head is answered `431` and the connection closed.
     ///   - maximumBodySize: a longer request body is answered `413` and the connection closed.
-    public init(host: String, port: Int, maximumHeadSize: Int = 16 * 1024, maximumBodySize: Int = 1 << 20, handler: @escaping Handler) {
+    ///   - limits: connections, threads and timeouts.
+    public init(
+        host: String, port: Int, maximumHeadSize: Int = 16 * 1024, maximumBodySize: Int = 1 << 20,
+        limits: HTTPServerLimits = HTTPServerLimits(), handler: @escaping Handler
+    ) {
         self.host = host
         self.requestedPort = port
         self.maximumHeadSize = maximumHeadSize
         self.maximumBodySize = maximumBodySize
+        self.limits = limits
         self.handler = handler
     }
 
@@ -66,16 +84,33 @@ public final class HTTPServer: Sendable {
             state.phase = .running
         }
         let (fd, port) = try ListeningSocket.open(host: host, port: requestedPort)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        // The wake pipe: a byte written to it brings the event loop out of poll(2).
+        var wakePipe: [Int32] = [-1, -1]
+        guard pipe(&wakePipe) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw HTTPServerError(.cannotListen, "pipe: \(reason)")
+        }
+        for end in wakePipe {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        let loop = ConnectionLoop(
+            server: self, listener: fd, wake: wakePipe[0], limits: limits, maximumHeadSize: maximumHeadSize,
+            maximumBodySize: maximumBodySize)
         let thread: JoinableThread
         do {
-            thread = try JoinableThread.start(name: Self.threadName) { [self] in acceptLoop(listener: fd) }
+            thread = try JoinableThread.start(name: Self.threadName, handing: loop) { $0.run() }
         } catch {
-            close(fd)
+            for descriptor in [fd] + wakePipe { Glibc.close(descriptor) }
             throw HTTPServerError(.cannotListen, error.description)
         }
         state.withLock { state in
             state.listener = fd
-            state.acceptThread = thread
+            state.wakeRead = wakePipe[0]
+            state.wake = wakePipe[1]
+            state.loopThread = thread
         }
         return port
     }
@@ -84,6 +119,9 @@ public final class HTTPServer: Sendable {
     public var isStopping: Bool {
         state.withLock { $0.phase == .stopping || $0.phase == .stopped }
     }
+
+    /// Connections open now (waiting for a request, queued or being answered).
+    public var openConnections: Int { state.withLock { $0.openConnections } }
 
     /// Stops accepting, closes idle connections at once, lets responses in progress finish for up to
     /// `gracePeriod`, then cuts whatever is left, and returns once every thread of the server has ended.
@@ -106,32 +144,38 @@ public final class HTTPServer: Sendable {
     }
 
     private func stopBlocking(gracePeriod: Duration) {
-        let listener: Int32? = state.withLock { state in
+        let started: (loop: JoinableThread?, descriptors: [Int32])? = state.withLock { state in
             guard state.phase == .running || state.phase == .idle else { return nil }
-            let wasRunning = state.phase == .running
             state.phase = .stopping
-            for connection in state.connections.values where !connection.busy {
-                connection.socket.shutdown()
-            }
-            return wasRunning ? state.listener : -1
+            return (state.loopThread, [state.listener, state.wakeRead, state.wake])
         }
-        guard let listener else {
+        guard let started else {
             waitUntilStopped()
             return
         }
-        if listener >= 0 {
-            _ = shutdown(listener, Int32(SHUT_RDWR))  // wakes the accept loop
+        if let loop = started.loop {
+            wakeLoop(started.descriptors[2])
+            loop.join()  // it closes every connection that waits for a request
+            for descriptor in started.descriptors { Glibc.close(descriptor) }
         }
-        state.withLock { $0.acceptThread }?.join()
-        if listener >= 0 { close(listener) }
         let deadline = ContinuousClock.now.advanced(by: gracePeriod)
-        while ContinuousClock.now < deadline, state.withLock({ !$0.connections.isEmpty }) {
+        while ContinuousClock.now < deadline, state.withLock({ !$0.answering.isEmpty || !$0.jobs.isEmpty }) {
             usleep(10_000)
         }
-        let left = state.withLock { state in state.connections.values.map(\.socket) }
+        let (left, queued) = state.withLock { state in
+            let queued = state.jobs
+            state.jobs = []
+            return (Array(state.answering.values), queued)
+        }
+        for job in queued { close(job.connection) }
         for socket in left { socket.shutdown() }
-        // Every socket is shut down, so each connection thread is at most one handler call from its end.
-        while state.withLock({ $0.connectionThreads > 0 }) { usleep(1_000) }
+        // Every socket is shut down, so each handler thread is at most one handler call from its end.
+        let handlers = state.withLock { state in
+            state.handlersLeave = true
+            return state.handlerThreads
+        }
+        for _ in handlers { jobsQueued.signal() }
+        for thread in handlers { thread.join() }
         state.withLock { $0.phase = .stopped }
     }
 
@@ -140,87 +184,113 @@ public final class HTTPServer: Sendable {
         while state.withLock({ $0.phase != .stopped }) { usleep(10_000) }
     }
 
-    // MARK: - Accepting
+    private func wakeLoop(_ wake: Int32) {
+        var one: UInt8 = 1
+        _ = write(wake, &one, 1)  // a full pipe already wakes it
+    }
 
-    private func acceptLoop(listener: Int32) {
-        while true {
-            let fd = accept(listener, nil, nil)
-            if fd >= 0 {
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // no accept4 in Swift's Glibc: no child inherits it
-                // Each response's last write goes out at once: with Nagle's algorithm it would wait for the
-                // client's delayed ACK of the previous one (40 ms on Linux).
-                var one: Int32 = 1
-                _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    // MARK: - For the event loop
+
+    /// Counts a connection the event loop accepted.
+    func opened() {
+        state.withLock { $0.openConnections += 1 }
+    }
+
+    /// Closes a connection for good.
+    func close(_ connection: ServerConnection) {
+        connection.socket.close()
+        state.withLock { $0.openConnections -= 1 }
+    }
+
+    /// The answered connections to wait on again, or nil once the server is stopping.
+    func takeReturned() -> [ServerConnection]? {
+        // (Taken with an explicit swap, not `defer { state.returned = [] }`: a `defer` that reassigns the locked
+        // value after the return expression was miscompiled in a release build; see WatchBacklog.take().)
+        let (running, taken) = state.withLock { state in
+            let taken = state.returned
+            state.returned = []
+            return (state.phase == .running, taken)
+        }
+        guard running else {
+            // Connections handed back meanwhile are closed here; later ones by their handler thread.
+            for connection in taken { close(connection) }
+            return nil
+        }
+        return taken
+    }
+
+    /// Queues a request for a handler thread, starting one when all are busy and the limit allows.
+    func dispatch(_ job: ServerJob) {
+        let startHandler = state.withLock { state in
+            state.jobs.append(job)
+            guard state.idleHandlers < state.jobs.count, state.handlerThreads.count < limits.handlerThreads else {
+                return false
             }
-            if fd < 0 {
-                if isStopping { return }
-                switch errno {
-                case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM: usleep(50_000); continue  // the backlog holds the client meanwhile
-                default: return
-                }
-            }
-            let socket = ConnectedSocket(fd: fd)
-            let id: Int? = state.withLock { state in
-                guard state.phase == .running else { return nil }
-                state.nextID += 1
-                state.connections[state.nextID] = Connection(socket: socket, busy: false)
-                state.connectionThreads += 1
-                return state.nextID
-            }
-            guard let id else {
-                socket.close()
-                return
-            }
+            state.idleHandlers += 1  // counted at once, so the next dispatch does not start another one for it
+            return true
+        }
+        if startHandler {
             do {
-                try JoinableThread.startDetached(name: Self.threadName) { [self] in serve(socket, id: id) }
+                let thread = try JoinableThread.start(name: Self.threadName) { [self] in answerJobs(countedIdle: true) }
+                state.withLock { $0.handlerThreads.append(thread) }
             } catch {
-                state.withLock { state in
-                    state.connections[id] = nil
-                    state.connectionThreads -= 1
-                }
-                socket.close()
+                state.withLock { $0.idleHandlers -= 1 }  // the threads there are will take it
+            }
+        }
+        jobsQueued.signal()
+    }
+
+    // MARK: - Handler threads
+
+    private func answerJobs(countedIdle: Bool) {
+        var idleCounted = countedIdle
+        while true {
+            if !idleCounted { state.withLock { $0.idleHandlers += 1 } }
+            jobsQueued.wait()
+            let job: ServerJob? = state.withLock { state in
+                state.idleHandlers -= 1
+                guard !state.jobs.isEmpty else { return nil }
+                let job = state.jobs.removeFirst()
+                state.answering[job.connection.id] = job.connection.socket
+                return job
+            }
+            idleCounted = false
+            guard let job else {
+                if state.withLock({ $0.handlersLeave }) { return }
+                continue
+            }
+            let keep = answer(job)
+            let handBack = state.withLock { state in
+                state.answering[job.connection.id] = nil
+                guard keep, state.phase == .running else { return false }
+                state.returned.append(job.connection)
+                return true
+            }
+            if handBack {
+                let wake = state.withLock { $0.wake }
+                wakeLoop(wake)
+            } else {
+                close(job.connection)
             }
         }
     }
 
-    // MARK: - One connection
-
-    private func serve(_ socket: ConnectedSocket, id: Int) {
-        var reader = HTTPRequestReader(maximumHeadSize: maximumHeadSize, maximumBodySize: maximumBodySize)
-        connection: while true {
-            switch reader.next(from: socket) {
-            case .closed:
-                break connection
-            case .refuse(let status, let reason):
-                setBusy(id, true)
-                let body = Array("\(reason)\n".utf8)
-                let response = HTTPServerResponse(status: status, headerFields: [.contentType: "text/plain; charset=utf-8"], body: .bytes(body))
-                _ = HTTPResponseWriter.write(response, to: socket, keepAlive: false, headOnly: false, stopping: { true })
-                break connection
-            case .request(let request, let keepAlive):
-                guard setBusy(id, true) else { break connection }
-                let response = handler(request)
-                let written = HTTPResponseWriter.write(
-                    response, to: socket, keepAlive: keepAlive, headOnly: request.head.method == .head,
-                    stopping: { [self] in isStopping })
-                guard written, keepAlive, setBusy(id, false) else { break connection }
-            }
-        }
-        socket.close()
-        state.withLock { state in
-            state.connections[id] = nil
-            state.connectionThreads -= 1
-        }
-    }
-
-    /// Marks connection `id` busy (a request is being answered) or idle; returns false when the server is
-    /// stopping, so the connection ends instead of waiting for another request.
-    @discardableResult
-    private func setBusy(_ id: Int, _ busy: Bool) -> Bool {
-        state.withLock { state in
-            state.connections[id]?.busy = busy
-            return state.phase == .running
+    /// Writes the job's answer; returns whether the connection may carry another request.
+    private func answer(_ job: ServerJob) -> Bool {
+        switch job.work {
+        case .incomplete:
+            return false
+        case .refuse(let status, let reason):
+            let body = Array("\(reason)\n".utf8)
+            let response = HTTPServerResponse(status: status, headerFields: [.contentType: "text/plain; charset=utf-8"], body: .bytes(body))
+            _ = HTTPResponseWriter.write(response, to: job.connection.socket, keepAlive: false, headOnly: false, stopping: { true })
+            return false
+        case .request(let request, let keepAlive):
+            let response = handler(request)
+            let written = HTTPResponseWriter.write(
+                response, to: job.connection.socket, keepAlive: keepAlive, headOnly: request.head.method == .head,
+                stopping: { [self] in isStopping })
+            return written && keepAlive
         }
     }
 }

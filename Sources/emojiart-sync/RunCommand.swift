@@ -129,6 +129,8 @@ enum RunCommand {
             let metrics = try await startMetricsEndpoint(agent)
             let status = await background.run(trapped: trapped)
             await metrics?.stop()
+            // Said on stderr even with --quiet: the log file may have gone with DIR.
+            if let failure = background.failure { printError("emojiart-sync: \(failure)") }
             if status != .success { throw ExitCode(status.rawValue) }
         }
     }

@@ -87,7 +87,9 @@ struct ConcurrencyTests {
         let blocker = Task { try await client.get(server.url("/blocker")) }
         #expect(await eventually { server.requestCount("/blocker") == 1 })
         let queued = (0..<5).map { index in Task { try await client.get(server.url("/queued/\(index)")) } }
-        try await Task.sleep(for: .milliseconds(50))
+        // In the loop's queue, behind the blocker (before, a fixed 50 ms sleep: the test passed whether or not they
+        // had got there, since a request cancelled on its way is skipped as well).
+        #expect(await eventually { client.statistics.queuedRequests == 5 }, "\(client.statistics.queuedRequests) queued")
         for task in queued { task.cancel() }
         for task in queued {
             await #expect(throws: CancellationError.self) { try await task.value }
@@ -98,6 +100,7 @@ struct ConcurrencyTests {
         #expect(try await client.fetch(server.url("/after")) == Array("/after".utf8))
         #expect(server.requests.map(\.target) == ["/blocker", "/after"])
         #expect(client.statistics.requestsStarted == 2)
+        #expect(client.statistics.queuedRequests == 0)
     }
 
     @Test("shutdown fails running and queued requests promptly, and later requests fail at once")

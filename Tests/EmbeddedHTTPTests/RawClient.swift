@@ -41,7 +41,13 @@ final class RawClient {
         guard sent == bytes.count else { throw TestFailure("send: \(sent) of \(bytes.count), errno \(errno)") }
     }
 
-    /// Reads until the server closes the connection (or 10 s pass); returns everything read and whether it closed.
+    /// Closes the sending side (`shutdown(SHUT_WR)`), as `nc -N` does after its input: the server sees the end.
+    func finishSending() {
+        _ = shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Reads until the server closes the connection (or 10 s pass); returns everything read and whether it closed
+    /// (an orderly end, or a reset: a server that closes with unread bytes of ours sends one).
     func readToEnd() -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -50,7 +56,7 @@ final class RawClient {
             if count > 0 {
                 received += chunk[..<count]
             } else {
-                return (String(decoding: received, as: UTF8.self), count == 0)
+                return (String(decoding: received, as: UTF8.self), count == 0 || errno == ECONNRESET)
             }
         }
     }
@@ -72,6 +78,11 @@ final class RawClient {
 enum ProcessResources {
     static var descriptors: Int {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+    }
+
+    /// Every thread of the process.
+    static var threads: Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count
     }
 
     /// Threads named `embedded-http`: the server's own.

@@ -30,6 +30,8 @@ struct GalleryResponder: Sendable {
             answer = control(request, path: path)
         } else {
             state.recordRequest(target: target, isImage: path == GalleryCatalog.imagePath)
+            state.answering(true)
+            defer { state.answering(false) }
             let faults = state.faults
             if faults.latencyMilliseconds > 0 {
                 _ = state.pause(milliseconds: faults.latencyMilliseconds)

@@ -10,7 +10,7 @@ import Synchronization
 /// (``GalleryFaults``), counts requests, and has control endpoints under `/_control/` for
 /// scripts (`GET /_control/stats`, `POST /_control/faults`, `POST /_control/reset`).
 ///
-/// Serves through ``EmbeddedHTTP/HTTPServer`` (a thread per connection); ``start()`` returns once the socket is
+/// Serves through ``EmbeddedHTTP/HTTPServer`` with ``limits``; ``start()`` returns once the socket is
 /// bound, ``stop()`` shuts down gracefully and returns once every thread of the server has ended.
 /// A server starts once: after ``stop()`` make a new one.
 public final class GalleryServer: Sendable {
@@ -26,6 +26,13 @@ public final class GalleryServer: Sendable {
         case running(url: String, HTTPServer)
         case stopped(HTTPServer?)
     }
+
+    /// The metrics endpoint's request and keep-alive timeouts, with room for tests that run many transfers at
+    /// once and faults that sleep in the handler: 256 connections, up to 64 threads answering (a slow or
+    /// endless body holds one for as long as it lasts), 60 s for a client that does not read.
+    public static let limits = HTTPServerLimits(
+        maximumConnections: 256, handlerThreads: 64, requestTimeout: .seconds(5), idleTimeout: .seconds(60),
+        sendTimeout: .seconds(60))
 
     /// How long ``stop()`` lets connections finish before cutting them.
     static let gracefulStopTimeout = Duration.seconds(5)
@@ -62,7 +69,7 @@ public final class GalleryServer: Sendable {
         let responder = GalleryResponder(state: state, requestLogger: configuration.requestLogger)
         let server = HTTPServer(
             host: configuration.host, port: configuration.port, maximumBodySize: GalleryResponder.maximumControlBody,
-            handler: { responder.respond(to: $0) })
+            limits: Self.limits, handler: { responder.respond(to: $0) })
         let port: Int
         do {
             port = try server.start()
@@ -143,6 +150,13 @@ public final class GalleryServer: Sendable {
     /// Requests to `/gallery/image` with any query (valid or not) since start or the last reset.
     public var imageRequestCount: Int {
         state.imageRequestCount
+    }
+
+    /// The most gallery requests (not `/_control/`) whose handler ran at once, since start or the last reset:
+    /// with a `latencyMilliseconds` fault, how many requests a client had in flight at most, measured at the
+    /// server. A streamed body is written after its handler returns and does not count.
+    public var peakRequestsInFlight: Int {
+        state.peakRequestsBeingAnswered
     }
 
     /// Sets every request count to zero.

@@ -28,6 +28,8 @@ final class GalleryState: Sendable {
         var changeStamp = 0
         var activeStreams = 0
         var stopping = false
+        var requestsBeingAnswered = 0
+        var peakRequestsBeingAnswered = 0
     }
 
     private let mutable: Mutex<Mutable>
@@ -78,6 +80,20 @@ final class GalleryState: Sendable {
         }
     }
 
+    /// A counted request's handler starts (its latency fault included) or ends: the client cannot have its
+    /// answer before the end, so the peak is an upper bound no client can exceed by a race.
+    func answering(_ starts: Bool) {
+        mutable.withLock { state in
+            state.requestsBeingAnswered += starts ? 1 : -1
+            state.peakRequestsBeingAnswered = max(state.peakRequestsBeingAnswered, state.requestsBeingAnswered)
+        }
+    }
+
+    /// The most requests answered at once since start or the last reset.
+    var peakRequestsBeingAnswered: Int {
+        mutable.withLock { $0.peakRequestsBeingAnswered }
+    }
+
     /// Requests to exactly `target` since start or the last reset.
     func requestCount(target: String) -> Int {
         mutable.withLock { $0.counts[target] ?? 0 }
@@ -94,6 +110,7 @@ final class GalleryState: Sendable {
             state.counts = [:]
             state.total = 0
             state.imageRequests = 0
+            state.peakRequestsBeingAnswered = state.requestsBeingAnswered
         }
     }
 

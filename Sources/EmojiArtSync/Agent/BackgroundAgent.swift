@@ -37,9 +37,18 @@ public final class BackgroundAgent: Sendable {
     /// How long a reload (`SIGHUP`) may hold back its `READY=1` for the pass it asked for.
     public static let maximumReloadWait: Duration = .seconds(60)
     private let watching = Mutex<String>("inotify")
+    private let schedulerSleep = Mutex<SchedulerSleep?>(nil)
+
+    /// Where the scheduler loop is: asleep until a deadline (nil: until something rings), or awake.
+    public struct SchedulerSleep: Sendable, Equatable {
+        /// When it wakes on its own; nil when only an event wakes it.
+        public var until: ContinuousClock.Instant?
+    }
+
+    /// The scheduler's sleep now, or nil while it works: an idle agent sleeps until its next poll, with
+    /// nothing due in between (what a test checks instead of watching a clock).
+    public var schedulerAsleep: SchedulerSleep? { schedulerSleep.withLock { $0 } }
     private let fatal = Mutex<SyncError?>(nil)
-    /// The lock taken on a recreated DIR (the original lock file went with the old one).
-    private let replacementLock = Mutex<DirectoryLock?>(nil)
     /// `SIGUSR2` asked for a disk purge; the purge loop runs it (coalesced: one more after a running one).
     private let diskPurgeRequested = Atomic<Bool>(false)
     private let diskPurgeAlarm = Alarm()
@@ -68,8 +77,8 @@ public final class BackgroundAgent: Sendable {
 
     private var isStopping: Bool { stopping.withLock { $0.requested } }
 
-    /// Runs until stopped. Returns `.success` after a graceful stop, `.fatal` when DIR vanished and could not
-    /// be recreated. `trapped`: the signals trapped before the lock was taken (else they are trapped here).
+    /// Runs until stopped. Returns `.success` after a graceful stop, `.fatal` when DIR or its state directory
+    /// vanished (deleted, moved away, replaced) or could not be watched. `trapped`: the signals trapped before the lock was taken (else they are trapped here).
     public func run(handleSignals: Bool = true, trapped: TrappedSignals? = nil) async -> ExitStatus {
         logger.info("agent started", metadata: [
             "event": "start", "pid": .stringConvertible(getpid()), "dir": .string(directory.root),
@@ -77,8 +86,11 @@ public final class BackgroundAgent: Sendable {
             "interval": .string(agent.configuration.pollInterval.secondsText),
         ])
         notifier.ready(status: "first pass under way")
+        // Which folder this is: if DIR or its state directory is later removed, moved or replaced, the agent stops.
+        let identity = DirectoryIdentity(of: directory)
         var loops = [
-            AgentLoop("watch") { await self.watchLoop() }, AgentLoop("schedule") { await self.scheduleLoop() },
+            AgentLoop("watch") { await self.watchLoop(identity: identity) },
+            AgentLoop("schedule") { await self.scheduleLoop(identity: identity) },
             AgentLoop("status") { await self.statusLoop() }, AgentLoop("disk-purge") { await self.diskPurgeLoop() },
         ]
         if agent.configuration.scrubInterval != nil { loops.append(AgentLoop("scrub") { await self.scrubLoop() }) }
@@ -120,12 +132,14 @@ public final class BackgroundAgent: Sendable {
             "result": .string(failure == nil ? "ok" : "fatal"),
         ])
         agent.shutdown()
-        replacementLock.withLock { $0?.release() }
         return failure == nil ? .success : .fatal
     }
 
+    /// The error that stopped the agent with exit status 1, if one did.
+    public var failure: SyncError? { fatal.withLock { $0 } }
+
     private func fail(_ error: SyncError) {
-        fatal.withLock { $0 = error }
+        fatal.withLock { $0 = $0 ?? error }
         logger.critical("stopping", metadata: ["event": "fatal", "error": .string(error.message)])
         stop()
     }
@@ -187,53 +201,87 @@ public final class BackgroundAgent: Sendable {
         }
     }
 
-    /// Watches DIR; when the watch ends because DIR was deleted or moved, recreates DIR and watches again.
-    /// When inotify cannot be used at all, falls back to periodic rescans (the tick loop does them).
-    private func watchLoop() async {
-        var restarts = 0
+    /// Watches DIR and hands what happens in it to the keeper once DIR has been quiet for a moment
+    /// (``WatchBacklog``). When DIR or its state directory is gone (deleted, moved away, replaced), the agent
+    /// stops with exit status 1 naming the folder, before repairing anything into it: a folder being removed
+    /// is the user's decision, and under systemd `Restart=on-failure` with the unit's `ExecStartPre=` mkdir
+    /// brings the agent back on a fresh one. When inotify cannot be used at all, falls back to periodic
+    /// rescans (the schedule loop does them).
+    private func watchLoop(identity: DirectoryIdentity?) async {
+        let watcher: DirectoryWatcher
+        do {
+            watcher = try DirectoryWatcher(path: directory.root)
+        } catch {
+            if error.kind == .instanceLimit || error.kind == .watchLimit {
+                fallBackToRescans(error.message)
+                return
+            }
+            fail(SyncError(.system, "cannot watch \(directory.root): \(error)", path: directory.root))
+            return
+        }
+        watching.withLock { $0 = "inotify" }
+        let backlog = WatchBacklog()
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await batch in watcher.events { backlog.add(batch) }
+                    backlog.end()
+                }
+                await act(on: backlog, identity: identity)
+                watcher.requestStop()  // DIR is gone: the reader ends too
+                await group.waitForAll()
+            }
+        } onCancel: {
+            watcher.requestStop()  // never block in a cancellation handler: the reader may need this task
+        }
+        watcher.stop()
+        if Task.isCancelled || isStopping { return }
+        // The stream ended while DIR is still the same folder: poll(2) or read(2) on inotify failed.
+        fallBackToRescans(watcher.failure?.message ?? "the watch ended")
+    }
+
+    /// Hands the backlog's events to the keeper as they come due, until the watch ends, DIR is gone (then the
+    /// agent is stopped) or the task is cancelled.
+    private func act(on backlog: WatchBacklog, identity: DirectoryIdentity?) async {
         while !Task.isCancelled {
-            let watcher: DirectoryWatcher
-            do {
-                watcher = try DirectoryWatcher(path: directory.root)
-            } catch {
-                if error.kind == .instanceLimit || error.kind == .watchLimit {
-                    watching.withLock { $0 = "polling" }
-                    logger.error("inotify unavailable, falling back to periodic rescans", metadata: [
-                        "event": "watch", "result": "fallback", "error": .string(error.message),
-                        "rescan_every": .string(agent.configuration.fallbackRescanInterval.secondsText),
-                    ])
+            switch backlog.take() {
+            case .wait(let until):
+                await backlog.alarm.sleep(until: until)
+            case .events(let batch, let ended):
+                if let gone = vanished(batch, identity: identity) {
+                    fail(SyncError(.system, "\(directory.root) is gone: \(gone); stopping", path: directory.root))
                     return
                 }
-                fail(SyncError(.system, "cannot watch \(directory.root): \(error)", path: directory.root))
-                return
-            }
-            watching.withLock { $0 = "inotify" }
-            await withTaskCancellationHandler {
-                for await batch in watcher.events {
-                    await handle(batch)
-                }
-            } onCancel: {
-                watcher.requestStop()  // never block in a cancellation handler: the reader may need this task
-            }
-            watcher.stop()
-            if Task.isCancelled { return }
-            // The watch ended on its own: DIR was deleted, moved away or unmounted.
-            restarts += 1
-            logger.warning("directory gone, recreating it", metadata: ["event": "watch", "result": "dir_gone", "dir": .string(directory.root)])
-            do {
-                try directory.prepare()
-                let lock = try DirectoryLock.acquire(path: directory.lockPath)
-                replacementLock.withLock { $0 = lock }
-                await keeper.rescanAll()
-                await keeper.pollNow()
-            } catch {
-                fail(SyncError(.system, "\(directory.root) disappeared and cannot be recreated: \(error)", path: directory.root))
-                return
-            }
-            if restarts > 1 {
-                try? await Task.sleep(for: .milliseconds(min(5000, 100 * (1 << min(restarts, 6)))))
+                await handle(batch)
+                if ended { return }
             }
         }
+    }
+
+    private func fallBackToRescans(_ reason: String) {
+        watching.withLock { $0 = "polling" }
+        logger.error("inotify unavailable, falling back to periodic rescans", metadata: [
+            "event": "watch", "result": "fallback", "error": .string(reason),
+            "rescan_every": .string(agent.configuration.fallbackRescanInterval.secondsText),
+        ])
+        keeper.alarm.ring()
+    }
+
+    /// Why DIR is no longer the folder the agent started on, from the watcher's events or from `stat`; nil
+    /// while it still is.
+    private func vanished(_ batch: [WatchEvent], identity: DirectoryIdentity?) -> String? {
+        for event in batch {
+            if event.endsWatch {
+                if event.mask.contains(.deleteSelf) { return "it was deleted" }
+                if event.mask.contains(.moveSelf) { return "it was moved away" }
+                if event.mask.contains(.unmount) { return "its file system was unmounted" }
+                return "the kernel ended the watch on it"
+            }
+            if WatchBacklog.touchesStateDirectory(event) {
+                return "its state directory \(directory.stateDirectory) was \(event.mask.contains(.delete) ? "deleted" : "moved away")"
+            }
+        }
+        return identity?.change(in: directory)
     }
 
     private func handle(_ batch: [WatchEvent]) async {
@@ -281,9 +329,14 @@ public final class BackgroundAgent: Sendable {
 
     /// Runs the keeper's due work (polls, retries, queued checks, the fallback rescan when inotify is not
     /// available), then sleeps until the next deadline or until something rings the keeper's alarm.
-    private func scheduleLoop() async {
+    private func scheduleLoop(identity: DirectoryIdentity?) async {
         var nextRescan = ContinuousClock.now.advanced(by: agent.configuration.fallbackRescanInterval)
         while !Task.isCancelled {
+            // Without inotify (or between its events), a poll or retry is the next chance to see DIR is gone.
+            if let gone = identity?.change(in: directory) {
+                fail(SyncError(.system, "\(directory.root) is gone: \(gone); stopping", path: directory.root))
+                return
+            }
             var next = await keeper.runDueWork()
             if watching.withLock({ $0 }) == "polling" {
                 if ContinuousClock.now >= nextRescan {
@@ -295,7 +348,10 @@ public final class BackgroundAgent: Sendable {
             }
             // Something due but blocked (a retry whose repair still runs) must not spin the loop.
             let earliest = ContinuousClock.now.advanced(by: .milliseconds(50))
-            await keeper.alarm.sleep(until: next.map { max($0, earliest) })
+            let until = next.map { max($0, earliest) }
+            schedulerSleep.withLock { $0 = SchedulerSleep(until: until) }
+            await keeper.alarm.sleep(until: until)
+            schedulerSleep.withLock { $0 = nil }
         }
     }
 

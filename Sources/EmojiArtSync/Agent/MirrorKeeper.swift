@@ -121,7 +121,8 @@ public final class MirrorKeeper {
                 feedFailures = 0
                 scheduleNextPoll()
                 lastPoll = AgentStatus.Poll(at: Date(), result: "ok", detail: "not modified")
-                logger.info("feed poll", metadata: [
+                // Routine (1,440 a day at the default interval): debug, so it does not bury what matters.
+                logger.debug("feed poll", metadata: [
                     "event": "poll", "result": "not_modified",
                     "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
                 ])

@@ -44,7 +44,7 @@ public final class SyncAgent: Sendable {
         self.fetcher = AssetFetcher(
             client: client, server: configuration.server, verification: configuration.verification,
             retries: configuration.retries,
-            metrics: metricsRegistry.map { SyncMetrics(factory: PrometheusMetricsFactory(registry: $0)) } ?? .off)
+            metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off)
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
         self.database = ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)

@@ -38,6 +38,17 @@ public struct SyncMetrics: Sendable {
         }
     }
 
+    /// Each metric's `# HELP` text, by name: what the man page's METRICS section says, in one line.
+    static let help: [String: String] = [
+        "emojiart_sync_hits_total": "Asset accesses by the layer that served them (one per hit= log line).",
+        "emojiart_sync_repairs_total": "Damaged files re-fetched (one per event=repair log line).",
+        "emojiart_sync_bytes_fetched_total": "Bytes of asset bodies received from the gallery, valid or not.",
+        "emojiart_sync_failures_total": "Failed loads of an asset (a transfer, disk read or store), one per load.",
+        "emojiart_sync_fetch_duration_seconds": "Asset transfer times, retries included, one sample per body received.",
+        "emojiart_sync_assets": "Assets of the last feed by state, as status shows them.",
+        "emojiart_sync_index_files": "Files recorded in the index (the agent's own files).",
+    ]
+
     /// Metrics that go nowhere (swift-metrics' no-op backend): the agent without `--metrics-listen`.
     public static let off = SyncMetrics(factory: NOOPMetricsHandler.instance)
 

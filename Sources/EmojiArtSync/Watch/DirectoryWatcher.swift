@@ -30,7 +30,7 @@ import Synchronization
 ///     if batch.contains(where: \.isOverflow) { rescan() }
 ///     for event in batch { ... }
 /// }
-/// // The stream finished: if DIR is gone, recreate it and start a new watcher.
+/// // The stream finished: DIR is gone (the agent stops), or the watcher failed (see `failure`).
 /// ```
 public final class DirectoryWatcher: Sendable {
     /// The events asked of the kernel, each for a reason:
@@ -73,8 +73,8 @@ public final class DirectoryWatcher: Sendable {
     /// The stream finishes when ``stop()`` is called, or right after delivering an event for the
     /// directory itself with ``InotifyMask/deleteSelf``, ``InotifyMask/moveSelf``,
     /// ``InotifyMask/ignored`` or ``InotifyMask/unmount`` (see ``WatchEvent/endsWatch``): then the
-    /// watch is gone or no longer means `path`, and the caller decides, e.g. recreate DIR and start a
-    /// new watcher.
+    /// watch is gone or no longer means `path`, and the caller decides what follows (the agent stops with exit
+    /// status 1).
     public let events: AsyncStream<[WatchEvent]>
 
     /// Why the stream ended early, if `poll` or `read` failed; nil otherwise (also after a normal stop

@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -56,7 +57,8 @@ struct BackgroundAgentTests {
     @Test func theAgentsOwnWritesNeverTriggerRepairs() async throws {
         let gallery = try await GalleryFixture(count: 9)
         let dir = TemporaryDirectory("noloop")
-        let agent = try await gallery.startAgent(dir: dir)
+        // Debug: an unchanged feed's poll (a 304) is logged at that level, and the test counts polls.
+        let agent = try await gallery.startAgent(dir: dir) { $0.logLevel = .debug }
         // A second poll has rechecked every file after the inotify events of the agent's own writes.
         #expect(await eventually { pollLines(dir) >= 1 })
         await agent.keeper.pollNow()
@@ -146,24 +148,6 @@ struct BackgroundAgentTests {
         #expect(readBytes(dir.file("mine.txt")) == Array("mine".utf8))
         #expect(await allowed.stop() == .success)
         await smaller.stop()
-    }
-
-    @Test func aDirectoryMovedAwayIsRecreatedAndSyncedAgain() async throws {
-        let gallery = try await GalleryFixture(count: 5)
-        let parent = TemporaryDirectory("gone-parent")
-        let dirPath = parent.file("emoji")
-        var configuration = try gallery.configuration(dir: dirPath)
-        configuration.pollInterval = .seconds(3600)
-        let agent = try await RunningAgent(configuration)
-        #expect(await eventually { (1...5).allSatisfy { FileManager.default.fileExists(atPath: dirPath + "/gallery_image_\($0).png") } })
-        // Moved away (atomically; `rm -rf` races the agent's own repairs of the files it deletes first).
-        #expect(rename(dirPath, parent.file("moved")) == 0)
-        let back = await eventually(timeout: .seconds(15)) {
-            (1...5).allSatisfy { readBytes(dirPath + "/gallery_image_\($0).png") == gallery.server.imageBytes($0) }
-        }
-        #expect(back)
-        #expect(await agent.stop() == .success)
-        await gallery.stop()
     }
 }
 

@@ -138,6 +138,63 @@ struct MetricsEndpointTests {
         #expect(Self.value(samples, "emojiart_sync_fetch_duration_seconds_count") == 29)
     }
 
+    /// The exposition text of an agent that synced a small gallery (failures included).
+    static func exposition() async throws -> String {
+        let gallery = try await GalleryFixture(count: 12)
+        let dir = TemporaryDirectory("metrics-help")
+        let listen = MetricsListenAddress(host: "127.0.0.1", port: 0)
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.metricsListen = listen
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        _ = try await agent.syncOnce()
+        let endpoint = try await MetricsEndpoint.start(registry: try #require(agent.metricsRegistry), address: listen)
+        let client = try CurlHTTPClient()
+        defer { client.shutdown() }
+        let response = try await client.get(endpoint.url)
+        await endpoint.stop()
+        await gallery.stop()
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    /// Before, no metric had a `# HELP` line (swift-metrics has no place for one), and promtool failed on each.
+    @Test func everyMetricFamilyHasAHelpLine() async throws {
+        let text = try await Self.exposition()
+        func names(_ prefix: String) -> [String] {
+            text.split(separator: "\n").filter { $0.hasPrefix(prefix) }.map { String($0.split(separator: " ")[2]) }
+        }
+        let families = names("# TYPE ")
+        #expect(families.count == 7, "\(families)")
+        #expect(Set(names("# HELP ")) == Set(families), "\(text)")
+    }
+
+    /// Prometheus' own linter, when installed (Debian package `prometheus`: 19 MB with a server daemon, so
+    /// contrib/install-deps.sh does not install it and the test is skipped without it).
+    @Test(.enabled(if: Self.promtool != nil, "promtool is not installed (Debian package prometheus)"))
+    func promtoolAcceptsTheExposition() async throws {
+        let text = try await Self.exposition()
+        let promtool = Process()
+        promtool.executableURL = URL(fileURLWithPath: try #require(Self.promtool))
+        promtool.arguments = ["check", "metrics"]
+        let input = Pipe()
+        let output = Pipe()
+        promtool.standardInput = input
+        promtool.standardOutput = output
+        promtool.standardError = output
+        try promtool.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        promtool.waitUntilExit()
+        #expect(promtool.terminationStatus == 0, "promtool check metrics: \(said)")
+    }
+
+    /// Where `promtool` is on `PATH`, if anywhere.
+    static var promtool: String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/promtool" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     @Test func theOptionIsDocumentedAndCheckedByTheCommandLine() async throws {
         let output = TemporaryDirectory("metrics-cli")
         let help = try await AgentProcess.run(["--help"], outputDirectory: output.path)

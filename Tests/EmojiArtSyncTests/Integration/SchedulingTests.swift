@@ -33,32 +33,38 @@ struct SchedulingTests {
         // Settled: the first poll has finished (its log line is written at its end).
         let settled = await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=ok") } }
         try #require(settled)
+        // Asleep, and nothing due before the next poll (an hour, less up to 10 % jitter): no tick, no retry. The
+        // wait is for the state itself; a fixed sleep here proved only that nothing happened in those seconds.
+        let idle = await eventually {
+            guard let sleep = agent.background.schedulerAsleep else { return false }
+            return sleep.until.map { ContinuousClock.now.duration(to: $0) > .seconds(50 * 60) } ?? true
+        }
+        #expect(idle, "the scheduler sleeps until \(String(describing: agent.background.schedulerAsleep))")
         let wakeUps = await agent.keeper.wakeUps
-        let requests = gallery.server.requestCount(path: "/gallery/images") + gallery.server.imageRequestCount
-        try await Task.sleep(for: .seconds(2))
-        #expect(await agent.keeper.wakeUps == wakeUps, "the scheduler woke up with nothing due")
-        #expect(gallery.server.requestCount(path: "/gallery/images") + gallery.server.imageRequestCount == requests)
-        // The status file shows the same counter, flat as well.
-        let status = try AgentStatus.read(from: dir.file(".emojiart-sync/status.json"))
-        #expect(status.wakeUps == wakeUps)
+        // The status file shows the same counter (published within a quarter of a second of a change).
+        #expect(await eventually { (try? AgentStatus.read(from: dir.file(".emojiart-sync/status.json")))?.wakeUps == wakeUps })
         #expect(await agent.stop() == .success)
         await gallery.stop()
     }
 
-    @Test func aPassOverAHugeFeedKeepsABoundedWindowOfAccessesInFlight() async throws {
-        // 5,000 items listed three times, hundreds of times the window; every image answers 500 at once, so the pass
-        // is quick and the window, not the network, is what bounds the work alive at any moment.
-        let gallery = try await GalleryFixture(count: 5_000, faults: GalleryFaults(allImages: .serverError))
+    /// Measured at the gallery, not by the agent's own counter (which its window caps by construction, so an
+    /// assertion on it could not fail): each request takes 2 ms in the server's handler, and the server counts
+    /// how many it was answering at once.
+    @Test func aPassOverAHugeFeedNeverHasMoreRequestsInFlightThanItsConcurrency() async throws {
+        // 1,000 items listed three times, dozens of times the access window; every image answers 500 (no retries),
+        // so the pass is quick and the concurrency, not the network, is what bounds the requests in flight.
+        let gallery = try await GalleryFixture(
+            count: 1_000, faults: GalleryFaults(latencyMilliseconds: 2, allImages: .serverError))
         let dir = TemporaryDirectory("window")
-        var window = 0
+        let concurrency = 4
         let report = try await gallery.syncOnce(dir: dir.path) { configuration in
-            configuration.concurrency = 4
-            window = configuration.accessWindow
+            configuration.concurrency = concurrency
+            configuration.retries = 0
         }
         await gallery.stop()
-        #expect(report.entries == 15_000)
-        #expect(report.peakAccessesInFlight > 1)
-        #expect(report.peakAccessesInFlight <= window, "pending accesses exceeded the window")
-        #expect(window < 100)
+        #expect(report.entries == 3_000)
+        let peak = gallery.server.peakRequestsInFlight
+        #expect(peak > 1, "the transfers overlapped")
+        #expect(peak <= concurrency, "the gallery answered \(peak) requests at once")
     }
 }

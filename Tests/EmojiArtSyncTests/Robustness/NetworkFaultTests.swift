@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -217,7 +218,8 @@ struct NetworkFaultTests {
     @Test func aFeedLargerThanItsLimitIsRefusedAndDeletesNothing() async throws {
         let gallery = try await GalleryFixture(count: 9)
         let dir = TemporaryDirectory("huge-feed")
-        let agent = try await gallery.startAgent(dir: dir)
+        // Debug: the recovery below is a 304 poll, logged at that level.
+        let agent = try await gallery.startAgent(dir: dir) { $0.logLevel = .debug }
         let synced = Self.assetFiles(dir)
 
         let huge = pathLongerThanTheFeedLimit()

@@ -1,0 +1,90 @@
+import CurlHTTP
+import EmbeddedHTTP
+import EmojiArtSync
+import Foundation
+import Prometheus
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hostile clients of `--metrics-listen` over real sockets. Before, each connection took a thread of its own
+/// for as long as it liked: 300 clients that sent half a request line took the agent from 16 to 316 threads.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct MetricsPortLimitTests {
+    /// A client that connects and sends `text`, then holds the connection until it is dropped.
+    final class HalfSentRequest {
+        let fd: Int32
+
+        init(port: Int, sending text: String) throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+            var timeout = timeval(tv_sec: 20, tv_usec: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(port).bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else {
+                close(fd)
+                throw TestFailure("connect to port \(port): errno \(errno)")
+            }
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+
+        deinit { close(fd) }
+
+        /// Waits for the server to end the connection (an end of stream or a reset); false after 20 s.
+        func waitForClose() -> Bool {
+            var byte: UInt8 = 0
+            while true {
+                let count = recv(fd, &byte, 1, 0)
+                if count == 0 || (count < 0 && errno == ECONNRESET) { return true }
+                if count < 0 { return false }
+            }
+        }
+    }
+
+    static var threads: Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count
+    }
+
+    static func registry() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        registry.makeCounter(descriptor: MetricNameDescriptor(metricName: "probe", unitName: "total", helpText: "What the scrape must return.")).increment()
+        return registry
+    }
+
+    @Test func aScrapeIsAnsweredWhile300ClientsHoldHalfSentRequests() async throws {
+        let endpoint = try await MetricsEndpoint.start(registry: Self.registry(), address: MetricsListenAddress(host: "127.0.0.1", port: 0))
+        let client = try CurlHTTPClient()
+        defer { client.shutdown() }
+        for _ in 0..<3 { _ = try await client.get(endpoint.url) }  // the client's and the server's threads exist now
+        let threadsBefore = Self.threads
+        var junk: [HalfSentRequest] = []
+        for _ in 0..<300 { junk.append(try HalfSentRequest(port: endpoint.address.port, sending: "GET /metrics HT")) }
+        let response = try await client.get(endpoint.url)
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("probe_total 1"))
+        #expect(Self.threads <= threadsBefore + MetricsEndpoint.limits.handlerThreads, "was \(threadsBefore)")
+        #expect(endpoint.openConnections <= MetricsEndpoint.limits.maximumConnections)
+        #expect(junk[0].waitForClose(), "the oldest half-sent request made room for the newer ones")
+        await endpoint.stop()
+    }
+
+    @Test func aClientThatDoesNotFinishItsRequestInTimeIsDisconnected() async throws {
+        var limits = MetricsEndpoint.limits
+        limits.requestTimeout = .milliseconds(200)
+        let endpoint = try await MetricsEndpoint.start(
+            registry: Self.registry(), address: MetricsListenAddress(host: "127.0.0.1", port: 0), limits: limits)
+        let slow = try HalfSentRequest(port: endpoint.address.port, sending: "GET /metrics HT")
+        #expect(slow.waitForClose())
+        #expect(await eventually { endpoint.openConnections == 0 })
+        await endpoint.stop()
+    }
+}
