@@ -2,7 +2,8 @@
 // Built by contrib/fuzz.sh together with the Feed, SyncError, AssetFileName and SHA256Digest sources (not by
 // SwiftPM). Every input is tried twice: as a whole feed body and as one feed URL. Besides crashes, the
 // harness traps when an accepted key breaks a promise AssetKey documents, or a file name breaks one
-// AssetFileName documents; see docs/RELIABILITY.md.
+// AssetFileName documents, or when the streaming reader and JSONDecoder (`decodeWithJSONDecoder`) disagree
+// other than where the reader is documented to be stricter; see docs/RELIABILITY.md.
 
 /// Traps with `message` unless `condition` holds: a broken invariant is a finding, like a crash.
 private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
@@ -41,13 +42,38 @@ private func checkAccepted(_ key: AssetKey) {
         "file name \(name) for \(raw) has characters outside [A-Za-z0-9_-]")
 }
 
+/// Phrases of the reader's refusals where JSONDecoder is lax on values it does not decode (FeedScanner):
+/// the only reasons the reader may refuse a body JSONDecoder accepts.
+private let stricterThanJSONDecoder = [
+    "trailing comma", "invalid UTF-8", "invalid escape", "control character", "invalid number", "not UTF-8",
+]
+
+/// The streaming reader against JSONDecoder: the same feed when both accept; never accepting what
+/// JSONDecoder refuses; refusing what it accepts only for a reason in `stricterThanJSONDecoder`.
+private func compareWithJSONDecoder(_ bytes: [UInt8], _ streamed: Result<GalleryFeed, SyncError>) {
+    let reference = Result { () throws(SyncError) -> GalleryFeed in try GalleryFeed.decodeWithJSONDecoder(bytes) }
+    switch (streamed, reference) {
+    case (.success(let feed), .success(let expected)):
+        require(feed.entries == expected.entries && feed.uniqueKeys == expected.uniqueKeys, "keys differ from JSONDecoder's")
+        require(feed.rejections == expected.rejections && feed.tags == expected.tags, "rejections or tags differ")
+    case (.success, .failure(let error)):
+        require(false, "the reader accepts a body JSONDecoder refuses (\(error))")
+    case (.failure(let error), .success):
+        require(stricterThanJSONDecoder.contains { error.message.contains($0) }, "the reader refuses a body JSONDecoder accepts: \(error)")
+    case (.failure, .failure):
+        break
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFeed(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size))
 
     // The whole input as a feed body.
+    let streamed = Result { () throws(SyncError) -> GalleryFeed in try GalleryFeed.decode(bytes) }
+    compareWithJSONDecoder(bytes, streamed)
     do {
-        let feed = try GalleryFeed.decode(bytes)
+        let feed = try streamed.get()
         feed.entries.forEach(checkAccepted)
         require(Set(feed.uniqueKeys).count == feed.uniqueKeys.count, "uniqueKeys has duplicates")
         require(Set(feed.uniqueKeys) == Set(feed.entries), "uniqueKeys and entries differ")
