@@ -147,6 +147,7 @@ public final class BackgroundAgent: Sendable {
                 case .sigterm, .sigint:
                     if isStopping {
                         logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
+                        agent.logSink.flush()
                         _exit(signal == .sigint ? 130 : 143)
                     }
                     logger.info("stopping", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])

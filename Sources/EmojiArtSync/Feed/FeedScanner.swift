@@ -248,7 +248,11 @@ struct FeedScanner {
             if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
             if digits(&self) == 0 { throw invalid(self) }
         }
-        return (start..<index, hasExponent)
+        // A number runs into what cannot follow it, such as `1.2.3` or `1-2`: one bad number, said so.
+        switch peek {
+        case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"): throw invalid(self)
+        default: return (start..<index, hasExponent)
+        }
     }
 
     /// Reads `true`, `false` or `null`.
