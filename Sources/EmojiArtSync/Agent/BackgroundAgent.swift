@@ -159,6 +159,8 @@ public final class BackgroundAgent: Sendable {
                     let pass = await keeper.reload()
                     reloads.addTask {
                         await self.waitForReload(pass)
+                        // The log shows the reload's pass before systemd hears it is done.
+                        await self.agent.logSink.waitUntilWritten()
                         if !Task.isCancelled && !self.isStopping { self.notifier.ready() }
                     }
                 case .sigusr1:

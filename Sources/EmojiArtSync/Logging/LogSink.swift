@@ -78,10 +78,22 @@ public final class LogSink: Sendable {
         writer.waitForBatch(reopen: false)
     }
 
+    /// Suspends until every line queued before it is written, without blocking a thread: for an async caller
+    /// that tells the world something its log lines must already show (systemd's `READY=1` after a reload).
+    public func waitUntilWritten() async {
+        await writer.waitUntilWritten()
+    }
+
     /// Writes what is queued, then closes and reopens the log file (after an outside rotation; `SIGHUP` does
     /// this). Returns once done (or after 5 s, if the writer is stuck).
     public func reopen() {
         writer.waitForBatch(reopen: path != nil)
+    }
+
+    /// Returns once every sink of the process has written what it holds (each waits at most 5 s). Runs at
+    /// `exit(3)` by itself; a test that reads a log file an agent in the same process writes calls it first.
+    public static func flushAll() {
+        LogWriter.flushAll()
     }
 
     /// Writes what is queued and stops the writer thread; lines queued later are written by their callers at

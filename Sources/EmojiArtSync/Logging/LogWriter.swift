@@ -34,9 +34,9 @@ final class LogWriter: Sendable {
 
     private struct State: Sendable {
         var pending = Pending()
-        /// Signalled once the batch that takes them is written: `flush()`, `reopen()`, a caller facing a full
-        /// buffer.
-        var waiters: [DispatchSemaphore] = []
+        /// Called once the batch that takes them is written: `flush()`, `reopen()`, a caller facing a full
+        /// buffer, `waitUntilWritten()`.
+        var waiters: [@Sendable () -> Void] = []
         /// Write without waiting for `flushInterval`.
         var urgent = false
         var reopen = false
@@ -67,9 +67,32 @@ final class LogWriter: Sendable {
         let started = try? JoinableThread.start(name: "emojiart-log") { [self] in run(file) }
         if let started {
             thread.withLock { $0 = started }
+            Self.register(self)
         } else {
             state.withLock { $0.file = file }
         }
+    }
+
+    // MARK: - Every writer of the process
+
+    private struct Registered: Sendable {
+        weak var writer: LogWriter?
+    }
+
+    /// The writers whose thread runs, for `flushAll()`.
+    private static let running = Mutex<[ObjectIdentifier: Registered]>([:])
+
+    /// Flushes every writer at `exit(3)`, whatever path led there.
+    private static let flushAtExit: Void = { atexit { LogWriter.flushAll() } }()
+
+    private static func register(_ writer: LogWriter) {
+        _ = flushAtExit
+        running.withLock { $0[ObjectIdentifier(writer)] = Registered(writer: writer) }
+    }
+
+    /// Waits until every running writer has written what it holds (each for at most 5 s).
+    static func flushAll() {
+        for writer in running.withLock({ $0.values.compactMap(\.writer) }) { writer.waitForBatch(reopen: false) }
     }
 
     /// Queues one line: `line` for the file, `standardError` for stderr (nil: none), each without its newline.
@@ -114,6 +137,20 @@ final class LogWriter: Sendable {
     @discardableResult
     func waitForBatch(reopen: Bool, timeout: Duration = .seconds(5)) -> Bool {
         let done = DispatchSemaphore(value: 0)
+        guard afterNextBatch(reopen: reopen, { done.signal() }) else { return true }
+        return done.wait(timeout: Self.deadline(after: timeout)) == .success
+    }
+
+    /// Suspends until everything appended so far is written; no thread waits meanwhile.
+    func waitUntilWritten() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !afterNextBatch(reopen: false, { continuation.resume() }) { continuation.resume() }
+        }
+    }
+
+    /// Has the writer call `done` once the next batch is written (reopening the file after it, with
+    /// `reopen`); returns false when no thread runs: then the file is reopened here, and nothing is pending.
+    private func afterNextBatch(reopen: Bool, _ done: @escaping @Sendable () -> Void) -> Bool {
         let queued = state.withLock { state -> Bool in
             if state.file != nil {
                 if reopen { state.file?.reopen() }
@@ -124,9 +161,8 @@ final class LogWriter: Sendable {
             state.reopen = state.reopen || reopen
             return true
         }
-        guard queued else { return true }
-        wake.signal()
-        return done.wait(timeout: Self.deadline(after: timeout)) == .success
+        if queued { wake.signal() }
+        return queued
     }
 
     private static func deadline(after duration: Duration) -> DispatchTime {
@@ -137,6 +173,7 @@ final class LogWriter: Sendable {
     /// Writes what is queued and stops the thread; later lines are written by their callers. Idempotent.
     func shutdown() {
         guard let running = thread.withLock({ $0.take() }) else { return }
+        _ = Self.running.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
         state.withLock { state in
             state.stopping = true
             state.urgent = true
@@ -176,7 +213,7 @@ final class LogWriter: Sendable {
                 if dropped > 0 { write(droppedLine(dropped), droppedLineForStandardError(dropped), to: &file) }
                 write(batch, to: &file)
                 if reopen { file?.reopen() }
-                for waiter in waiters { waiter.signal() }
+                for waiter in waiters { waiter() }
                 let emptied = batch.count == 0
                 batch.file.removeAll(keepingCapacity: batch.file.capacity <= Self.eagerBytes)
                 batch.standardError.removeAll(keepingCapacity: batch.standardError.capacity <= Self.eagerBytes)
