@@ -4,7 +4,9 @@
 #   contrib/bench/feed-decode.sh [--count N] [--runs N] [--feed FILE]
 # Builds .build-bench/feed-decode (swiftc -O, the Feed sources and contrib/bench/FeedDecodeBench.swift),
 # writes the feed with `emojiart-gallery export --small` unless --feed names one, then runs each decoder in
-# a process of its own, so each peak RSS is that decoder's (the `read` line is the file alone).
+# a process of its own, so each peak RSS is that decoder's (the `read` line is the file alone); the
+# `-repoll` lines decode the feed once untimed, then time decodes given its keys, as a poll of an
+# unchanged feed does.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -38,4 +40,4 @@ if [ -z "$feed" ]; then
   fi
 fi
 echo "== $feed: $(stat -c %s "$feed") bytes"
-for mode in read new old; do "$out/feed-decode" "$mode" "$feed" "$runs"; done
+for mode in read new old new-repoll old-repoll; do "$out/feed-decode" "$mode" "$feed" "$runs"; done

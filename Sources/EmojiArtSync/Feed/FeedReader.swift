@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads a feed body in one pass, keeping only what the agent uses: each item's `url` and `checksum`.
 ///
 /// The body must be a JSON array of objects, each with a string `name`, a string `url`, a number `price`
@@ -38,6 +42,9 @@ struct FeedReader {
         }
         self.interner = interner
         appeared = Array(repeating: false, count: interner.keys.count)
+        // A poll of a feed like the last one: as many keys again.
+        uniqueKeys.reserveCapacity(known.count)
+        tags.reserveCapacity(known.count)
     }
 
     /// Reads `body`; urls among `known` are not checked again. Throws a `SyncError(.feed)` saying where and
@@ -195,12 +202,17 @@ struct FeedReader {
     }
 
     private static func field(_ name: UnsafeBufferPointer<UInt8>) -> Field {
+        // Four keys of distinct lengths: the length picks the candidate, the bytes confirm it (at four keys an
+        // item and 300,000 items, a generic comparison showed in the profile).
+        func equals(_ candidate: StaticString) -> Bool {
+            memcmp(name.baseAddress!, candidate.utf8Start, name.count) == 0
+        }
         switch name.count {
-        case 3 where name.elementsEqual("url".utf8): .url
-        case 4 where name.elementsEqual("name".utf8): .name
-        case 5 where name.elementsEqual("price".utf8): .price
-        case 8 where name.elementsEqual("checksum".utf8): .checksum
-        default: .other
+        case 3 where equals("url"): return .url
+        case 4 where equals("name"): return .name
+        case 5 where equals("price"): return .price
+        case 8 where equals("checksum"): return .checksum
+        default: return .other
         }
     }
 
