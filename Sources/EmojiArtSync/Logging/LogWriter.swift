@@ -46,7 +46,9 @@ final class LogWriter: Sendable {
         /// A caller waited `fullWait` for room in vain: until the writer takes its next batch, a caller that
         /// finds the buffer full drops its line at once instead of waiting too.
         var stalled = false
-        /// The file while no writer thread runs: callers then write themselves.
+        /// No writer thread runs (stopped, or never started): callers write themselves, to `file`.
+        var direct = false
+        /// The file (nil: stderr only) while `direct`; the writer thread holds it otherwise.
         var file: LogFile?
     }
 
@@ -69,7 +71,10 @@ final class LogWriter: Sendable {
             thread.withLock { $0 = started }
             Self.register(self)
         } else {
-            state.withLock { $0.file = file }
+            state.withLock { state in
+                state.direct = true
+                state.file = file
+            }
         }
     }
 
@@ -101,7 +106,7 @@ final class LogWriter: Sendable {
         var waited = false
         while true {
             let outcome = state.withLock { state -> (wake: Bool, full: Bool) in
-                if state.file != nil {
+                if state.direct {
                     write(line, standardError, to: &state.file)
                     return (false, false)
                 }
@@ -152,7 +157,7 @@ final class LogWriter: Sendable {
     /// `reopen`); returns false when no thread runs: then the file is reopened here, and nothing is pending.
     private func afterNextBatch(reopen: Bool, _ done: @escaping @Sendable () -> Void) -> Bool {
         let queued = state.withLock { state -> Bool in
-            if state.file != nil {
+            if state.direct {
                 if reopen { state.file?.reopen() }
                 return false
             }
@@ -206,7 +211,7 @@ final class LogWriter: Sendable {
                         state.waiters = []
                         (state.urgent, state.reopen, state.dropped, state.stalled) = (false, false, 0, false)
                         // Stopping with nothing left: from now on callers write, in order after this batch.
-                        if state.stopping && batch.count == 0 { state.file = file }
+                        if state.stopping && batch.count == 0 { (state.direct, state.file) = (true, file) }
                     }
                     return (state.waiters, state.reopen, state.dropped, state.stopping)
                 }

@@ -108,6 +108,18 @@ struct LogSinkTests {
         await sink.waitUntilWritten()  // returns at once: nothing can be pending
     }
 
+    /// A sink without a file (stderr only, here not even that) after its writer stopped: nothing can be left
+    /// waiting for a writer that is gone (a wait for it would never end).
+    @Test func aSinkWithoutAFileHasNothingPendingOnceStopped() async throws {
+        let sink = try LogSink(path: nil, alsoStandardError: false)
+        sink.write(line: "before")
+        sink.shutdown()
+        sink.write(line: "after")
+        await sink.waitUntilWritten()
+        sink.flush()
+        sink.reopen()
+    }
+
     @Test func aSinkThatGoesAwayWritesWhatItHeld() throws {
         let dir = TemporaryDirectory("logsink-deinit")
         let path = dir.file("sync.log")
