@@ -19,6 +19,16 @@ struct LogSinkTests {
         (0..<count).map { "line \($0) " + String(repeating: "x", count: 40) }
     }
 
+    /// A sink on `sync.log` in a new directory, `count` numbered lines written to it, and the text they make.
+    static func logging(_ count: Int, label: String) throws -> (dir: TemporaryDirectory, path: String, sink: LogSink, text: String) {
+        let dir = TemporaryDirectory(label)
+        let path = dir.file("sync.log")
+        let sink = try LogSink(path: path, alsoStandardError: false)
+        let lines = numbered(count)
+        for line in lines { sink.write(line: line) }
+        return (dir, path, sink, lines.map { $0 + "\n" }.joined())
+    }
+
     @Test func rotatesBySizeKeepingTheConfiguredNumberOfFiles() throws {
         let dir = TemporaryDirectory("logsink")
         let path = dir.file("sync.log")
@@ -74,38 +84,28 @@ struct LogSinkTests {
     }
 
     @Test func linesReachTheFileWithinTheFlushBoundWithoutAFlush() async throws {
-        let dir = TemporaryDirectory("logsink-bound")
-        let path = dir.file("sync.log")
-        let sink = try LogSink(path: path, alsoStandardError: false)
-        let lines = Self.numbered(3)
-        for line in lines { sink.write(line: line) }
-        let expected = lines.map { $0 + "\n" }.joined()
+        let (dir, path, sink, expected) = try Self.logging(3, label: "logsink-bound")
         #expect(await eventually(timeout: .seconds(10)) { Self.read(path) == expected }, "\(Self.read(path))")
+        withExtendedLifetime((dir, sink)) {}
     }
 
     @Test func shutdownWritesEverythingAndLaterLinesAreWrittenAtOnce() throws {
-        let dir = TemporaryDirectory("logsink-shutdown")
-        let path = dir.file("sync.log")
-        let sink = try LogSink(path: path, alsoStandardError: false)
-        let lines = Self.numbered(20_000)
-        for line in lines { sink.write(line: line) }
+        let (dir, path, sink, expected) = try Self.logging(20_000, label: "logsink-shutdown")
         sink.shutdown()
-        #expect(Self.read(path) == lines.map { $0 + "\n" }.joined())
+        #expect(Self.read(path) == expected)
         sink.write(line: "after shutdown")
         #expect(Self.read(path).hasSuffix("\nafter shutdown\n"))
         sink.shutdown()  // idempotent
+        withExtendedLifetime(dir) {}
     }
 
     @Test func anAsyncCallerCanWaitForItsLinesWithoutBlockingAThread() async throws {
-        let dir = TemporaryDirectory("logsink-async")
-        let path = dir.file("sync.log")
-        let sink = try LogSink(path: path, alsoStandardError: false)
-        let lines = Self.numbered(5000)
-        for line in lines { sink.write(line: line) }
+        let (dir, path, sink, expected) = try Self.logging(5000, label: "logsink-async")
         await sink.waitUntilWritten()
-        #expect(Self.read(path) == lines.map { $0 + "\n" }.joined())
+        #expect(Self.read(path) == expected)
         sink.shutdown()
         await sink.waitUntilWritten()  // returns at once: nothing can be pending
+        withExtendedLifetime(dir) {}
     }
 
     /// A sink without a file (stderr only, here not even that) after its writer stopped: nothing can be left
