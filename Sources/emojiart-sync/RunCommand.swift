@@ -144,8 +144,8 @@ enum RunCommand {
             return endpoint
         } catch {
             agent.logger.critical("cannot serve metrics", metadata: ["event": "fatal", "error": .string(error.message)])
-            printError("emojiart-sync: \(error)")
             agent.shutdown()
+            printError("emojiart-sync: \(error)")
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
     }
@@ -166,6 +166,7 @@ enum RunCommand {
         } catch {
             outcome = .failure(error)
         }
+        agent.logSink.flush()  // the pass's log lines come before the summary on stderr
         switch outcome {
         case .success(let report): progressLine?.finish(summary: ProgressFormat.summary(report))
         case .failure: progressLine?.finish(summary: "sync failed")

@@ -41,6 +41,7 @@ struct ScrubCommand: AsyncParsableCommand {
         defer { agent.shutdown() }
         let scrubber = await Scrubber(database: agent.database, logger: agent.logger)
         let found = await scrubber.fullPass()
+        agent.logSink.flush()  // the scrub's log lines (stderr) before its summary (stdout)
         print("scrubbed \(found.files) files, \(ByteCount.format(found.bytes)): \(found.damaged.count) damaged")
         for (key, reason) in found.damaged {
             print("damaged: \(AssetFileName.name(for: key)) (\(key), \(reason.rawValue))")

@@ -161,6 +161,7 @@ public final class BackgroundAgent: Sendable {
                 case .sigterm, .sigint:
                     if isStopping {
                         logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
+                        agent.logSink.flush()
                         _exit(signal == .sigint ? 130 : 143)
                     }
                     logger.info("stopping", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])
@@ -172,6 +173,8 @@ public final class BackgroundAgent: Sendable {
                     let pass = await keeper.reload()
                     reloads.addTask {
                         await self.waitForReload(pass)
+                        // The log shows the reload's pass before systemd hears it is done.
+                        await self.agent.logSink.waitUntilWritten()
                         if !Task.isCancelled && !self.isStopping { self.notifier.ready() }
                     }
                 case .sigusr1:

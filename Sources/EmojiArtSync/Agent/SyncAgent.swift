@@ -28,7 +28,9 @@ public final class SyncAgent: Sendable {
         try configuration.directory.prepare()
         self.lock = try DirectoryLock.acquire(path: configuration.directory.lockPath)
         configuration.directory.removeStaleTemporaryFiles()
-        let sink = try LogSink(path: configuration.effectiveLogFile, alsoStandardError: configuration.logToStandardError)
+        let sink = try LogSink(
+            path: configuration.effectiveLogFile, alsoStandardError: configuration.logToStandardError,
+            format: configuration.logFormat)
         self.logSink = sink
         var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logLevel, format: configuration.logFormat) }
         logger.logLevel = configuration.logLevel
@@ -60,10 +62,12 @@ public final class SyncAgent: Sendable {
         try await engine.syncOnce()
     }
 
-    /// Stops the HTTP client's thread, removes temporary files, releases the lock. Idempotent.
+    /// Stops the HTTP client's thread, removes temporary files, releases the lock, writes the log's buffered
+    /// lines and stops its writer thread (later lines are written at once). Idempotent.
     public func shutdown() {
         client.shutdown()
         configuration.directory.removeStaleTemporaryFiles()
         lock.release()
+        logSink.shutdown()
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The gallery feed, decoded and sorted into what the agent will fetch and what it refused.
 ///
 /// Decoding is a pure function of the bytes, so it runs off every actor. The feed is untrusted: a body
@@ -29,51 +27,18 @@ public struct GalleryFeed: Sendable {
         self.tags = tags
     }
 
-    /// Decodes a feed body. Urls among `known` (the keys of the last feed) are not checked again.
-    public static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
-        let items: [FeedItem]
-        do {
-            items = try JSONDecoder().decode([FeedItem].self, from: Data(body))
-        } catch {
-            throw SyncError(.feed, "feed is not a JSON array of {name, url, price, checksum}: \(Self.describe(error))")
-        }
-        var entries: [AssetKey] = []
-        var rejections: [AssetKey.Rejection] = []
-        var tags: [AssetKey: String] = [:]
-        // Each distinct url is checked (and its file name worked out) once: the feed lists every item three times.
-        var accepted = Dictionary(known.map { ($0.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
-        entries.reserveCapacity(items.count)
-        for item in items {
-            let key: AssetKey
-            if let known = accepted[item.url] {
-                key = known
-            } else {
-                do {
-                    key = try AssetKey(feedURL: item.url)
-                } catch {
-                    rejections.append(error)
-                    continue
-                }
-                accepted[item.url] = key
-            }
-            entries.append(key)
-            if tags[key] == nil { tags[key] = item.checksum }
-        }
-        let feed = GalleryFeed(entries: entries, rejections: rejections, tags: tags)
-        guard feed.uniqueKeys.count <= maximumUniqueAssets else {
-            throw SyncError(.feed, "feed lists more than \(maximumUniqueAssets) unique assets; refusing it")
-        }
-        return feed
+    /// The feed as `FeedReader` builds it: `uniqueKeys` already worked out while reading.
+    init(entries: [AssetKey], uniqueKeys: [AssetKey], rejections: [AssetKey.Rejection], tags: [AssetKey: String]) {
+        self.entries = entries
+        self.uniqueKeys = uniqueKeys
+        self.rejections = rejections
+        self.tags = tags
     }
 
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-            DecodingError.keyNotFound(_, let context), DecodingError.dataCorrupted(let context):
-            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return path.isEmpty ? context.debugDescription : "at \(path): \(context.debugDescription)"
-        default:
-            return String(describing: error)
-        }
+    /// Decodes a feed body in one streaming pass (`FeedReader`): only `url` and `checksum` are kept, and a
+    /// url already met costs no allocation. Urls among `known` (the keys of the last feed) are not checked
+    /// again, and the keys made for them are reused.
+    public static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
+        try FeedReader.read(body, known: known, maximumUniqueAssets: maximumUniqueAssets)
     }
 }

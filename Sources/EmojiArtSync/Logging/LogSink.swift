@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -7,12 +6,12 @@ import Glibc
 
 /// Where log lines go: a log file that rotates by size, and optionally standard error.
 ///
-/// Owns the log file descriptor. Lines from any thread are serialised by a mutex, so each line is one
-/// `write(2)` and lines never interleave. Rotation: when the file would pass `rotation.maxBytes` (10 MiB by
-/// default) it is renamed to `.1` (older ones shift up to `.N`, `rotation.keep` = 5 kept, the oldest dropped)
-/// and a new file is opened. If an outside tool (logrotate) moves or deletes the file, the sink notices within a
-/// second (the path no longer names the open inode) and reopens the path, so nothing is written into a
-/// rotated-away file for long. `reopen()` forces that at once.
+/// Lines are formatted by their callers and handed to a `LogWriter`, which appends them to a buffer under a
+/// short lock and writes them in batches from a thread of its own: within 100 ms, at once on `flush()`,
+/// `reopen()` and `shutdown()`, and never losing a line silently when the disk stalls (see `LogWriter`). The
+/// file is a `LogFile`: rotation at `rotation.maxBytes` (10 MiB) keeping `rotation.keep` (5) files, and an
+/// outside rotation (logrotate's rename) is followed within a second of the next write; `reopen()` (`SIGHUP`)
+/// reopens at once. A sink dropped without `shutdown()` shuts down in `deinit`.
 ///
 /// When standard error is the systemd journal (`JournalStream`), the copy on stderr is the journal's form of
 /// the line: a priority prefix and no timestamp; the log file keeps its timestamps.
@@ -27,132 +26,98 @@ public final class LogSink: Sendable {
         }
     }
 
-    private struct State {
-        var fileDescriptor: Int32 = -1
-        var size = 0
-        var inode: ino_t = 0
-        var lastCheck: ContinuousClock.Instant = .now
+    /// How lines are copied to standard error.
+    enum StandardErrorForm: Sendable {
+        case none, same, journal
     }
 
     /// The log file's path, or nil when the sink writes to stderr only.
     public let path: String?
     public let rotation: Rotation
-    private let alsoStandardError: Bool
     /// Standard error is the journal (`$JOURNAL_STREAM` names it): lines there take their journal form.
     public let standardErrorIsJournal: Bool
-    private let state: Mutex<State>
+    private let standardError: StandardErrorForm
+    private let writer: LogWriter
 
-    /// Opens (creating when needed, mode 0644) `path` for appending.
-    public init(path: String?, alsoStandardError: Bool, rotation: Rotation = Rotation()) throws(SyncError) {
+    /// Opens (creating when needed, mode 0644) `path` for appending and starts the writer thread. `format` is
+    /// the format of the sink's own lines (the writer's `dropped=N` warning), the one the handlers write.
+    public init(path: String?, alsoStandardError: Bool, rotation: Rotation = Rotation(), format: LogFormat = .logfmt)
+        throws(SyncError)
+    {
         self.path = path
         self.rotation = rotation
-        self.alsoStandardError = alsoStandardError
         self.standardErrorIsJournal =
             alsoStandardError && JournalStream.isConnected(environment: ProcessInfo.processInfo.environment)
-        var initial = State()
-        if let path {
-            try Self.open(path, into: &initial)
-        }
-        self.state = Mutex(initial)
+        standardError = !alsoStandardError ? .none : standardErrorIsJournal ? .journal : .same
+        let file = try path.map { path throws(SyncError) in try LogFile(path: path, rotation: rotation) }
+        writer = LogWriter(file: file, standardError: standardError, format: format)
     }
 
     deinit {
-        state.withLock { state in
-            if state.fileDescriptor >= 0 { close(state.fileDescriptor) }
-        }
+        writer.close()
     }
 
-    /// Writes one line (a newline is appended), the same to the file and to stderr.
+    /// Queues one line (a newline is appended), the same for the file and for stderr.
     public func write(line: String) {
         write(line: line, journalLine: { line })
     }
 
-    /// Writes `line` to the file, and to stderr unless stderr is the journal: then `journalLine()` goes there.
+    /// Queues `line` for the file, and for stderr unless stderr is the journal: then `journalLine()` goes there.
     public func write(line: String, journalLine: () -> String) {
-        let bytes = Self.terminated(line)
-        let standardErrorBytes = standardErrorIsJournal ? Self.terminated(journalLine()) : bytes
-        state.withLock { state in
-            if let path {
-                maintain(path, &state, incoming: bytes.count)
-                if state.fileDescriptor >= 0 {
-                    Self.writeAll(state.fileDescriptor, bytes)
-                    state.size += bytes.count
-                }
+        let copy: String? =
+            switch standardError {
+            case .none: nil
+            case .same: line
+            case .journal: journalLine()
             }
-            if alsoStandardError {
-                Self.writeAll(STDERR_FILENO, standardErrorBytes)
-            }
-        }
+        writer.append(file: line, standardError: copy)
     }
 
-    private static func terminated(_ line: String) -> [UInt8] {
-        var bytes = Array(line.utf8)
-        bytes.append(0x0A)
-        return bytes
+    /// Returns once every line queued before it is written (or after 5 s, if the writer is stuck).
+    public func flush() {
+        writer.waitForBatch(reopen: false)
     }
 
-    /// Closes and reopens the log file (after an outside rotation; `SIGHUP` does this).
+    /// Suspends until every line queued before it is written, without blocking a thread: for an async caller
+    /// that tells the world something its log lines must already show (systemd's `READY=1` after a reload).
+    public func waitUntilWritten() async {
+        await writer.waitUntilWritten()
+    }
+
+    /// Writes what is queued, then closes and reopens the log file (after an outside rotation; `SIGHUP` does
+    /// this). Returns once done (or after 5 s, if the writer is stuck).
     public func reopen() {
-        guard let path else { return }
-        state.withLock { state in
-            if state.fileDescriptor >= 0 { close(state.fileDescriptor) }
-            state.fileDescriptor = -1
-            try? Self.open(path, into: &state)
-        }
+        writer.waitForBatch(reopen: path != nil)
     }
 
-    private func maintain(_ path: String, _ state: inout State, incoming: Int) {
-        if state.size + incoming > rotation.maxBytes && state.size > 0 {
-            rotate(path, &state)
-            return
-        }
-        let now = ContinuousClock.now
-        guard state.lastCheck.duration(to: now) >= .seconds(1) else { return }
-        state.lastCheck = now
-        var info = stat()
-        if stat(path, &info) != 0 || info.st_ino != state.inode {
-            if state.fileDescriptor >= 0 { close(state.fileDescriptor) }
-            state.fileDescriptor = -1
-            try? Self.open(path, into: &state)
-        }
+    /// Returns once every sink of the process has written what it holds (each waits at most 5 s). Runs at
+    /// `exit(3)` by itself; a test that reads a log file an agent in the same process writes calls it first.
+    public static func flushAll() {
+        LogWriter.flushAll()
     }
 
-    private func rotate(_ path: String, _ state: inout State) {
-        if state.fileDescriptor >= 0 { close(state.fileDescriptor) }
-        state.fileDescriptor = -1
-        unlink("\(path).\(rotation.keep)")
-        for index in stride(from: rotation.keep - 1, through: 1, by: -1) {
-            Glibc.rename("\(path).\(index)", "\(path).\(index + 1)")
-        }
-        Glibc.rename(path, "\(path).1")
-        try? Self.open(path, into: &state)
-    }
-
-    private static func open(_ path: String, into state: inout State) throws(SyncError) {
-        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        if fd < 0 {
-            throw SyncError.system("open", path: path, errno: errno, hint: "cannot open the log file")
-        }
-        var info = stat()
-        fstat(fd, &info)
-        state.fileDescriptor = fd
-        state.size = Int(info.st_size)
-        state.inode = info.st_ino
-        state.lastCheck = .now
+    /// Writes what is queued and stops the writer thread; lines queued later are written by their callers at
+    /// once, so a line logged on the way out is not lost. Every exit path of the agent calls this
+    /// (`SyncAgent.shutdown()`). Idempotent.
+    public func shutdown() {
+        writer.shutdown()
     }
 
     /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; gives up silently on an error.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return  // A log that cannot be written must not take the agent down.
-                }
-                offset += written
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    /// Writes all of `buffer` to `fd`, retrying short writes and EINTR; gives up silently on an error.
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return  // A log that cannot be written must not take the agent down.
             }
+            offset += written
         }
     }
 }

@@ -70,6 +70,7 @@ public final class OneShotSignalResponder: Sendable {
             let (exchanged, _) = interruption.compareExchange(expected: 0, desired: number, ordering: .acquiringAndReleasing)
             guard exchanged else {
                 logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
+                agent.logSink.flush()
                 _exit(128 + number)
             }
             logger.info("stopping the one-shot run", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])

@@ -86,7 +86,10 @@ struct ReadOnlyDirectoryTests {
         let readOnly = try ReadOnlySwitch(dir)
         let agent = try await RunningAgent(WritePathFaultTests.configuration(gallery, dir: dir, logs: logs))
         #expect(await eventually { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } })
-        let lines = { ((try? String(contentsOfFile: logs.file("sync.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        let lines = {
+            LogSink.flushAll()
+            return ((try? String(contentsOfFile: logs.file("sync.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
 
         try readOnly.makeReadOnly()
         let start = lines().count

@@ -63,7 +63,10 @@ struct WritePathFaultTests {
 
         try fault(mount, dir)
         gallery.server.setFaults(.none)
-        let lines = { ((try? String(contentsOfFile: logs.file("sync.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        let lines = {
+            LogSink.flushAll()
+            return ((try? String(contentsOfFile: logs.file("sync.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
         // Every held-back image was tried under the fault and its failure logged, naming the cause.
         let tried = await eventually {
             let failed = lines().filter { $0.contains("event=asset") && $0.contains("result=failed") && $0.contains(errnoText) }

@@ -56,8 +56,10 @@ final class GalleryFixture: Sendable {
     }
 }
 
-/// The log lines of a sync directory's default log file.
+/// The log lines of a sync directory's default log file (what agents of this process logged so far included:
+/// their buffered lines are written first).
 func logLines(_ dir: String) -> [String] {
+    LogSink.flushAll()
     let text = (try? String(contentsOfFile: dir + "/.emojiart-sync/sync.log", encoding: .utf8)) ?? ""
     return text.split(separator: "\n").map(String.init)
 }

@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 /// The feed fuzzer's seeds (`Tests/Fuzz/corpus/feed/`) and kept crashers (`Tests/Fuzz/crashers/feed/`) as
-/// regression tests of the normal suite: each seed keeps its verdict, and every file is decoded without a
-/// trap into keys and file names that keep the promises `contrib/fuzz/FeedFuzzer.swift` checks
-/// (docs/RELIABILITY.md, "Fuzzing").
+/// regression tests of the normal suite: each seed keeps its verdict, the streaming reader gives JSONDecoder's
+/// verdict and the same feed, and every file is decoded without a trap into keys and file names that keep
+/// the promises `contrib/fuzz/FeedFuzzer.swift` checks (docs/RELIABILITY.md, "Fuzzing").
 @Suite("Feed fuzz corpus and crashers")
 struct FeedFuzzCorpusTests {
     static func directory(_ kind: String) -> URL {
@@ -45,6 +45,29 @@ struct FeedFuzzCorpusTests {
         case .failure(let error):
             #expect(expected == nil, "\(name) was refused: \(error)")
             #expect(error.code == .feed)
+        }
+    }
+
+    @Test("the streaming reader and JSONDecoder agree on every seed and crasher",
+        arguments: FeedFuzzCorpusTests.files("corpus").map { ("corpus", $0) }
+            + FeedFuzzCorpusTests.files("crashers").map { ("crashers", $0) })
+    func agreesWithJSONDecoder(kind: String, name: String) throws {
+        let body = [UInt8](try Data(contentsOf: Self.directory(kind).appendingPathComponent(name)))
+        let streamed = Result { () throws(SyncError) -> GalleryFeed in try GalleryFeed.decode(body) }
+        let reference = Result { () throws(SyncError) -> GalleryFeed in try GalleryFeed.decodeWithJSONDecoder(body) }
+        switch (streamed, reference) {
+        case (.success(let feed), .success(let expected)):
+            #expect(feed.entries == expected.entries)
+            #expect(feed.uniqueKeys == expected.uniqueKeys)
+            #expect(feed.rejections == expected.rejections)
+            #expect(feed.tags == expected.tags)
+        case (.failure(let error), .failure):
+            #expect(error.code == .feed)
+            #expect(error.message.hasPrefix("feed is not a JSON array of {name, url, price, checksum}: at "))
+        case (.success, .failure(let error)):
+            Issue.record("\(name): the streaming reader accepts what JSONDecoder refuses: \(error)")
+        case (.failure(let error), .success):
+            Issue.record("\(name): the streaming reader refuses what JSONDecoder accepts: \(error)")
         }
     }
 

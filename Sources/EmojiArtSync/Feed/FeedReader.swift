@@ -1,0 +1,272 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a feed body in one pass, keeping only what the agent uses: each item's `url` and `checksum`.
+///
+/// The body must be a JSON array of objects, each with a string `name`, a string `url`, a number `price`
+/// (finite as a `Double`) and a string `checksum`, as `FeedItem` declares them; other keys are allowed and
+/// skipped. `name` and `price` are checked and dropped, never built. A url is looked up by its bytes among
+/// the keys already met (`FeedKeyInterner`), so only a url seen for the first time becomes a `String`, and
+/// only a key's first `checksum` does: memory grows with the distinct keys, not with the body.
+///
+/// Duplicate keys in one item: the first one counts and later ones are only checked as JSON, which is what
+/// `JSONDecoder` does. The verdict is `JSONDecoder`'s on every body it reads strictly (pinned by the
+/// fuzz-corpus tests and the fuzzer's differential check), and stricter where it is lax (`FeedScanner`).
+struct FeedReader {
+    /// The fields of an item the reader knows.
+    private enum Field {
+        case name, url, price, checksum, other
+    }
+
+    private var scanner: FeedScanner
+    private var interner: FeedKeyInterner
+    /// For each key of `interner`, whether it appeared in this feed yet.
+    private var appeared: [Bool]
+    private var entries: [Int32] = []
+    private var uniqueKeys: [AssetKey] = []
+    private var tags: [AssetKey: String] = [:]
+    private var rejections: [AssetKey.Rejection] = []
+    /// Decoded escapes of the current key or value; reused.
+    private var scratch: [UInt8] = []
+
+    private init(_ body: UnsafeBufferPointer<UInt8>, known: [AssetKey]) {
+        scanner = FeedScanner(body)
+        var interner = FeedKeyInterner(capacity: max(known.count, 1024))
+        for key in known {
+            var url = key.rawValue
+            url.withUTF8 { bytes in
+                let hash = FeedKeyInterner.hash(bytes)
+                if interner.index(of: bytes, hash: hash) == nil { _ = interner.insert(key, bytes: bytes, hash: hash) }
+            }
+        }
+        self.interner = interner
+        appeared = Array(repeating: false, count: interner.keys.count)
+        // A poll of a feed like the last one: as many keys again.
+        uniqueKeys.reserveCapacity(known.count)
+        tags.reserveCapacity(known.count)
+    }
+
+    /// Reads `body`; urls among `known` are not checked again. Throws a `SyncError(.feed)` saying where and
+    /// why a body is refused, or when it lists more than `maximumUniqueAssets` distinct keys.
+    static func read(_ body: [UInt8], known: [AssetKey], maximumUniqueAssets: Int) throws(SyncError) -> GalleryFeed {
+        let result = body.withUnsafeBufferPointer { buffer -> Result<GalleryFeed, SyncError> in
+            var reader = FeedReader(buffer, known: known)
+            do throws(FeedSyntaxError) {
+                return .success(try reader.readArray(maximumUniqueAssets: maximumUniqueAssets))
+            } catch {
+                return .failure(SyncError(.feed, error.message(in: buffer)))
+            }
+        }
+        return try result.get()
+    }
+
+    private mutating func readArray(maximumUniqueAssets: Int) throws(FeedSyntaxError) -> GalleryFeed {
+        scanner.skipByteOrderMark()
+        if let encoding = Self.otherEncoding(scanner.bytes) {
+            throw FeedSyntaxError("the body is not UTF-8 (it looks like \(encoding)); a feed must be UTF-8", at: 0)
+        }
+        scanner.skipWhitespace()
+        guard scanner.peek == UInt8(ascii: "[") else {
+            throw scanner.error("expected a JSON array, found \(scanner.foundDescription)")
+        }
+        scanner.index += 1
+        scanner.skipWhitespace()
+        if scanner.peek == UInt8(ascii: "]") {
+            scanner.index += 1
+        } else {
+            var item = 0
+            while true {
+                try readItem(item)
+                if uniqueKeys.count > maximumUniqueAssets {
+                    throw FeedSyntaxError("feed lists more than \(maximumUniqueAssets) unique assets; refusing it", at: nil)
+                }
+                item += 1
+                scanner.skipWhitespace()
+                if scanner.peek == UInt8(ascii: "]") {
+                    scanner.index += 1
+                    break
+                }
+                try scanner.separator(before: UInt8(ascii: "]"))
+            }
+        }
+        scanner.skipWhitespace()
+        guard scanner.isAtEnd else {
+            throw scanner.error("found \(scanner.foundDescription) after the array; only whitespace may follow it")
+        }
+        let keys = interner.keys
+        return GalleryFeed(
+            entries: entries.map { keys[Int($0)] }, uniqueKeys: uniqueKeys, rejections: rejections, tags: tags)
+    }
+
+    /// UTF-16 or UTF-32, guessed from a byte order mark or the NUL bytes around the first character.
+    private static func otherEncoding(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard bytes.count >= 2 else { return nil }
+        if (bytes[0] == 0xFF && bytes[1] == 0xFE) || (bytes[0] == 0xFE && bytes[1] == 0xFF) { return "UTF-16 or UTF-32" }
+        if bytes[0] == 0 || bytes[1] == 0 { return "UTF-16 or UTF-32" }
+        return nil
+    }
+
+    /// Reads item `item` (depth 2), the scanner at its first byte; adds its key or its url's rejection.
+    private mutating func readItem(_ item: Int) throws(FeedSyntaxError) {
+        var field: JSONStringSpan?
+        do throws(FeedSyntaxError) {
+            try readItemFields(item, field: &field)
+        } catch {
+            var located = error
+            located.path = located.path ?? "[\(item)]" + (field.map(pathComponent) ?? "")
+            throw located
+        }
+    }
+
+    private mutating func readItemFields(_ item: Int, field key: inout JSONStringSpan?) throws(FeedSyntaxError) {
+        guard scanner.peek == UInt8(ascii: "{") else {
+            throw scanner.error("expected an object {name, url, price, checksum}, found \(scanner.foundDescription)")
+        }
+        scanner.index += 1
+        scanner.skipWhitespace()
+        var url: JSONStringSpan?, checksum: JSONStringSpan?
+        var hasName = false, hasPrice = false
+        if scanner.peek == UInt8(ascii: "}") {
+            scanner.index += 1
+        } else {
+            while true {
+                guard scanner.peek == UInt8(ascii: "\"") else {
+                    throw scanner.error("expected a key string, found \(scanner.foundDescription)")
+                }
+                let name = try scanner.scanString()
+                key = name
+                scanner.skipWhitespace()
+                try scanner.expect(UInt8(ascii: ":"), "':' after a key")
+                scanner.skipWhitespace()
+                switch self.field(named: name) {
+                case .url where url == nil: url = try readString()
+                case .checksum where checksum == nil: checksum = try readString()
+                case .name where !hasName:
+                    _ = try readString()
+                    hasName = true
+                case .price where !hasPrice:
+                    try readPrice()
+                    hasPrice = true
+                default:
+                    try scanner.skipValue(depth: 2)  // unknown, or a later duplicate: only checked
+                }
+                key = nil
+                scanner.skipWhitespace()
+                if scanner.peek == UInt8(ascii: "}") {
+                    scanner.index += 1
+                    break
+                }
+                try scanner.separator(before: UInt8(ascii: "}"))
+            }
+        }
+        // Missing keys are named in FeedItem's order, as JSONDecoder names them.
+        let missing = !hasName ? "name" : url == nil ? "url" : !hasPrice ? "price" : checksum == nil ? "checksum" : nil
+        if let missing { throw FeedSyntaxError("no \"\(missing)\" key", at: scanner.index - 1) }
+        if let url, let checksum { add(url: url, checksum: checksum) }
+    }
+
+    /// A string value (the scanner at its first byte), or an error naming what was there instead.
+    private mutating func readString() throws(FeedSyntaxError) -> JSONStringSpan {
+        guard scanner.peek == UInt8(ascii: "\"") else {
+            throw scanner.error("expected a string, found \(scanner.foundDescription)")
+        }
+        return try scanner.scanString()
+    }
+
+    /// A price: a number that is a finite `Double`, not one that overflows to infinity or a non-zero one that
+    /// underflows to zero (`JSONDecoder` refuses both).
+    private mutating func readPrice() throws(FeedSyntaxError) {
+        guard let first = scanner.peek, first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            throw scanner.error("expected a number, found \(scanner.foundDescription)")
+        }
+        let (range, hasExponent) = try scanner.scanNumber()
+        // Without an exponent, under 300 digits can neither overflow nor underflow a Double.
+        guard hasExponent || range.count >= 300 else { return }
+        let text = String(decoding: scanner.bytes[range], as: UTF8.self)
+        let shown = text.utf8.count > 40 ? "\(text.prefix(40))..." : text
+        let value = Double(text) ?? .nan
+        let mantissaIsZero = scanner.bytes[range].prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            .allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
+        guard value.isFinite, value != 0 || mantissaIsZero else {
+            throw FeedSyntaxError("the number \(shown) is not representable as a Double", at: range.lowerBound)
+        }
+    }
+
+    private mutating func field(named span: JSONStringSpan) -> Field {
+        if span.hasEscapes {
+            scanner.decode(span, into: &scratch)
+            return scratch.withUnsafeBufferPointer(Self.field)
+        }
+        return Self.field(UnsafeBufferPointer(rebasing: scanner.bytes[span.start..<span.end]))
+    }
+
+    private static func field(_ name: UnsafeBufferPointer<UInt8>) -> Field {
+        // Four keys of distinct lengths: the length picks the candidate, the bytes confirm it (at four keys an
+        // item and 300,000 items, a generic comparison showed in the profile).
+        func equals(_ candidate: StaticString) -> Bool {
+            memcmp(name.baseAddress!, candidate.utf8Start, name.count) == 0
+        }
+        switch name.count {
+        case 3 where equals("url"): return .url
+        case 4 where equals("name"): return .name
+        case 5 where equals("price"): return .price
+        case 8 where equals("checksum"): return .checksum
+        default: return .other
+        }
+    }
+
+    /// Records one item: its key (found by the url's bytes, or made and checked), or the url's rejection.
+    private mutating func add(url: JSONStringSpan, checksum: JSONStringSpan) {
+        let index = withContent(of: url) { interner, bytes -> Result<Int, AssetKey.Rejection> in
+            let hash = FeedKeyInterner.hash(bytes)
+            if let index = interner.index(of: bytes, hash: hash) { return .success(index) }
+            do throws(AssetKey.Rejection) {
+                let key = try AssetKey(feedURL: String(decoding: bytes, as: UTF8.self))
+                return .success(interner.insert(key, bytes: bytes, hash: hash))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch index {
+        case .failure(let rejection):
+            rejections.append(rejection)
+        case .success(let index):
+            entries.append(Int32(index))
+            if index >= appeared.count { appeared.append(false) }
+            if !appeared[index] {
+                appeared[index] = true
+                let key = interner.keys[index]
+                uniqueKeys.append(key)
+                tags[key] = withContent(of: checksum) { _, bytes in String(decoding: bytes, as: UTF8.self) }
+            }
+        }
+    }
+
+    /// Calls `body` with the interner and the content of `span`: the body's own bytes, or its escapes decoded.
+    private mutating func withContent<R>(
+        of span: JSONStringSpan, _ body: (inout FeedKeyInterner, UnsafeBufferPointer<UInt8>) -> R
+    ) -> R {
+        guard span.hasEscapes else {
+            return body(&interner, UnsafeBufferPointer(rebasing: scanner.bytes[span.start..<span.end]))
+        }
+        scanner.decode(span, into: &scratch)
+        return scratch.withUnsafeBufferPointer { body(&interner, $0) }
+    }
+
+    /// `.url`, or `["some key"]` for a key that is not a plain word, for an error's path.
+    private func pathComponent(_ span: JSONStringSpan) -> String {
+        var decoded: [UInt8] = []
+        scanner.decode(span, into: &decoded)
+        let name = String(decoding: decoded.prefix(40), as: UTF8.self)
+        let plain = !name.isEmpty && name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "_"):
+                true
+            default: false
+            }
+        }
+        return plain ? ".\(name)" : "[\(name.debugDescription)]"
+    }
+}

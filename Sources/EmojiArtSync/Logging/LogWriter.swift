@@ -1,0 +1,267 @@
+import Dispatch
+import Foundation
+import Logging
+import POSIXThreads
+import Synchronization
+
+/// The buffer between the threads that log and the log file: callers append formatted lines under a short
+/// lock, and a thread of its own writes them in batches, so a caller (often the `SyncActor`) never waits on
+/// `write(2)`.
+///
+/// A batch is written at most `flushInterval` (100 ms) after its first line, at once when the buffer passes
+/// `eagerBytes` (256 KiB), and at once on `flush()`, `reopen()` (`SIGHUP`) and `shutdown()`. The buffer holds at
+/// most `capacity` (4 MiB) of lines not yet written: a caller that finds it full waits for the writer, up to
+/// `fullWait` (1 s), as it would have waited on a slow `write(2)`; if the writer is stuck that long (a hung
+/// disk, a standard error nobody reads), the line is dropped and counted, and so is every line that finds the
+/// buffer full until the writer moves again; its next batch starts with one warning line saying `dropped=N`.
+/// Nothing is dropped silently, and a stuck log costs a caller at most one wait of `fullWait`.
+///
+/// The file and standard error receive the same lines in the same order (each batch goes to the file, then
+/// to stderr). After `shutdown()`, and if the thread could not be started, lines are written by the caller
+/// under the lock, as the unbuffered sink did, so a line logged at exit is never lost.
+final class LogWriter: Sendable {
+    static let flushInterval: Duration = .milliseconds(100)
+    static let eagerBytes = 256 * 1024
+    static let capacity = 4 * 1024 * 1024
+    static let fullWait: Duration = .seconds(1)
+
+    /// Lines waiting for the writer, and what the writer is asked to do.
+    private struct Pending: Sendable {
+        var file: [UInt8] = []
+        var standardError: [UInt8] = []
+        var count: Int { file.count + standardError.count }
+    }
+
+    private struct State: Sendable {
+        var pending = Pending()
+        /// Called once the batch that takes them is written: `flush()`, `reopen()`, a caller facing a full
+        /// buffer, `waitUntilWritten()`.
+        var waiters: [@Sendable () -> Void] = []
+        /// Write without waiting for `flushInterval`.
+        var urgent = false
+        var reopen = false
+        var stopping = false
+        /// Lines dropped since the last batch (the buffer was full for `fullWait`).
+        var dropped = 0
+        /// A caller waited `fullWait` for room in vain: until the writer takes its next batch, a caller that
+        /// finds the buffer full drops its line at once instead of waiting too.
+        var stalled = false
+        /// No writer thread runs (stopped, or never started): callers write themselves, to `file`.
+        var direct = false
+        /// The file (nil: stderr only) while `direct`; the writer thread holds it otherwise.
+        var file: LogFile?
+    }
+
+    private let state: Mutex<State>
+    /// Wakes the writer: signalled for the first line of a batch and for anything urgent.
+    private let wake = DispatchSemaphore(value: 0)
+    private let thread = Mutex<JoinableThread?>(nil)
+    /// How lines are copied to stderr: not at all, as they are, or in the journal's form.
+    private let standardError: LogSink.StandardErrorForm
+    /// For the writer's own `dropped=N` line.
+    private let format: LogFormat
+
+    /// Starts the writer thread for `file` (nil: stderr only); without a thread, callers write themselves.
+    init(file: LogFile?, standardError: LogSink.StandardErrorForm, format: LogFormat) {
+        self.standardError = standardError
+        self.format = format
+        state = Mutex(State())
+        let started = try? JoinableThread.start(name: "emojiart-log") { [self] in run(file) }
+        if let started {
+            thread.withLock { $0 = started }
+            Self.register(self)
+        } else {
+            state.withLock { state in
+                state.direct = true
+                state.file = file
+            }
+        }
+    }
+
+    // MARK: - Every writer of the process
+
+    private struct Registered: Sendable {
+        weak var writer: LogWriter?
+    }
+
+    /// The writers whose thread runs, for `flushAll()`.
+    private static let running = Mutex<[ObjectIdentifier: Registered]>([:])
+
+    /// Flushes every writer at `exit(3)`, whatever path led there.
+    private static let flushAtExit: Void = { atexit { LogWriter.flushAll() } }()
+
+    private static func register(_ writer: LogWriter) {
+        _ = flushAtExit
+        running.withLock { $0[ObjectIdentifier(writer)] = Registered(writer: writer) }
+    }
+
+    /// Waits until every running writer has written what it holds (each for at most 5 s).
+    static func flushAll() {
+        for writer in running.withLock({ $0.values.compactMap(\.writer) }) { writer.waitForBatch(reopen: false) }
+    }
+
+    /// Queues one line: `line` for the file, `standardError` for stderr (nil: none), each without its newline.
+    func append(file line: String, standardError: String?) {
+        let needed = line.utf8.count + 1 + (standardError.map { $0.utf8.count + 1 } ?? 0)
+        var waited = false
+        while true {
+            let outcome = state.withLock { state -> (wake: Bool, full: Bool) in
+                if state.direct {
+                    write(line, standardError, to: &state.file)
+                    return (false, false)
+                }
+                if state.pending.count + needed > Self.capacity && state.pending.count > 0 {
+                    guard waited || state.stalled else { return (false, true) }
+                    state.stalled = true
+                    state.dropped += 1
+                    state.urgent = true  // the writer says how many were dropped as soon as it can write again
+                    return (state.dropped == 1, false)
+                }
+                let first = state.pending.count == 0
+                state.pending.file.append(contentsOf: line.utf8)
+                state.pending.file.append(0x0A)
+                if let standardError {
+                    state.pending.standardError.append(contentsOf: standardError.utf8)
+                    state.pending.standardError.append(0x0A)
+                }
+                let eager = !state.urgent && state.pending.count >= Self.eagerBytes
+                if eager { state.urgent = true }
+                return (first || eager, false)
+            }
+            guard outcome.full else {
+                if outcome.wake { wake.signal() }
+                return
+            }
+            _ = waitForBatch(reopen: false, timeout: Self.fullWait)
+            waited = true
+        }
+    }
+
+    /// Waits until everything appended so far is written (at most `timeout`); with `reopen`, the file is
+    /// then closed and opened again. Returns false on a timeout.
+    @discardableResult
+    func waitForBatch(reopen: Bool, timeout: Duration = .seconds(5)) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        guard afterNextBatch(reopen: reopen, { done.signal() }) else { return true }
+        return done.wait(timeout: Self.deadline(after: timeout)) == .success
+    }
+
+    /// Suspends until everything appended so far is written; no thread waits meanwhile.
+    func waitUntilWritten() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !afterNextBatch(reopen: false, { continuation.resume() }) { continuation.resume() }
+        }
+    }
+
+    /// Has the writer call `done` once the next batch is written (reopening the file after it, with
+    /// `reopen`); returns false when no thread runs: then the file is reopened here, and nothing is pending.
+    private func afterNextBatch(reopen: Bool, _ done: @escaping @Sendable () -> Void) -> Bool {
+        let queued = state.withLock { state -> Bool in
+            if state.direct {
+                if reopen { state.file?.reopen() }
+                return false
+            }
+            state.waiters.append(done)
+            state.urgent = true
+            state.reopen = state.reopen || reopen
+            return true
+        }
+        if queued { wake.signal() }
+        return queued
+    }
+
+    private static func deadline(after duration: Duration) -> DispatchTime {
+        let (seconds, attoseconds) = duration.components
+        return .now() + Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// Writes what is queued and stops the thread; later lines are written by their callers. Idempotent.
+    func shutdown() {
+        guard let running = thread.withLock({ $0.take() }) else { return }
+        _ = Self.running.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
+        state.withLock { state in
+            state.stopping = true
+            state.urgent = true
+        }
+        wake.signal()
+        running.join()
+    }
+
+    /// Closes the file, once the thread is stopped.
+    func close() {
+        shutdown()
+        state.withLock { $0.file?.close() }
+    }
+
+    // MARK: - The writer thread
+
+    private func run(_ initial: LogFile?) {
+        var file = initial
+        var batch = Pending()
+        while true {
+            wake.wait()
+            if !state.withLock({ $0.urgent }) {
+                // Gather lines for up to the flush interval, unless something urgent cuts it short.
+                _ = wake.wait(timeout: Self.deadline(after: Self.flushInterval))
+            }
+            while true {
+                let (waiters, reopen, dropped, stopping) = state.withLock { state in
+                    swap(&batch, &state.pending)
+                    defer {
+                        state.waiters = []
+                        (state.urgent, state.reopen, state.dropped, state.stalled) = (false, false, 0, false)
+                        // Stopping with nothing left: from now on callers write, in order after this batch.
+                        if state.stopping && batch.count == 0 { (state.direct, state.file) = (true, file) }
+                    }
+                    return (state.waiters, state.reopen, state.dropped, state.stopping)
+                }
+                if dropped > 0 { write(droppedLine(dropped), droppedLineForStandardError(dropped), to: &file) }
+                write(batch, to: &file)
+                if reopen { file?.reopen() }
+                for waiter in waiters { waiter() }
+                let emptied = batch.count == 0
+                batch.file.removeAll(keepingCapacity: batch.file.capacity <= Self.eagerBytes)
+                batch.standardError.removeAll(keepingCapacity: batch.standardError.capacity <= Self.eagerBytes)
+                if !stopping { break }
+                if emptied { return }
+            }
+        }
+    }
+
+    private func write(_ batch: Pending, to file: inout LogFile?) {
+        if !batch.file.isEmpty { batch.file.withUnsafeBytes { file?.write($0) } }
+        if !batch.standardError.isEmpty {
+            batch.standardError.withUnsafeBytes { LogSink.writeAll(STDERR_FILENO, $0) }
+        }
+    }
+
+    /// Writes one line straight away: by a caller once the thread is stopped, or the writer's own notice.
+    private func write(_ line: String, _ standardError: String?, to file: inout LogFile?) {
+        var pending = Pending()
+        pending.file = Array(line.utf8) + [0x0A]
+        if let standardError { pending.standardError = Array(standardError.utf8) + [0x0A] }
+        write(pending, to: &file)
+    }
+
+    /// The warning that starts a batch after lines were dropped: `event=log dropped=N`.
+    private func droppedLine(_ count: Int, at date: Date = Date()) -> String {
+        format.line(timestamp: date, level: .warning, message: Self.droppedMessage, metadata: Self.droppedMetadata(count))
+    }
+
+    private func droppedLineForStandardError(_ count: Int) -> String? {
+        switch standardError {
+        case .none: nil
+        case .same: droppedLine(count)
+        case .journal:
+            JournalStream.priorityPrefix(for: .warning) + (format == .logfmt
+                ? LogfmtFormatter.fields(level: .warning, message: Self.droppedMessage, metadata: Self.droppedMetadata(count))
+                : droppedLine(count))
+        }
+    }
+
+    private static let droppedMessage = "log lines dropped: the log writer was stuck with a full buffer"
+
+    private static func droppedMetadata(_ count: Int) -> Logger.Metadata {
+        ["event": "log", "dropped": .stringConvertible(count)]
+    }
+}
