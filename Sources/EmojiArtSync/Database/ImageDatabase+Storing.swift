@@ -86,6 +86,16 @@ extension ImageDatabase {
 public enum DatabaseTestHooks {
     private static let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
     private static let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
+    private static let beforeCommitBatch = Mutex<(@Sendable () async -> Void)?>(nil)
+
+    /// Runs `hook` before the committer takes each batch from its queue (the files queued meanwhile join it).
+    public static func setBeforeCommitBatch(_ hook: (@Sendable () async -> Void)?) {
+        beforeCommitBatch.withLock { $0 = hook }
+    }
+
+    static func runBeforeCommitBatch() async {
+        if let hook = beforeCommitBatch.withLock({ $0 }) { await hook() }
+    }
 
     /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.
     public static func setBeforePassBatch(_ hook: (@Sendable (Int) async -> Void)?) {

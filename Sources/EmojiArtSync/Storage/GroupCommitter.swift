@@ -67,6 +67,8 @@ public final class GroupCommitter {
     /// Batches committed and files in them, since start (`status --json`, the benchmarks, tests).
     public private(set) var batches = 0
     public private(set) var files = 0
+    /// Files waiting for the next batch.
+    public var queued: Int { queue.count }
     /// The largest batch so far.
     public private(set) var largestBatch = 0
 
@@ -92,6 +94,7 @@ public final class GroupCommitter {
     /// Commits batches until nothing is waiting: each batch is what arrived while the previous one was committed.
     private func drain() async {
         while !queue.isEmpty {
+            await DatabaseTestHooks.runBeforeCommitBatch()
             let batch = queue
             queue.removeAll(keepingCapacity: true)
             let outcomes = await commitBatch(batch.map(\.file))
