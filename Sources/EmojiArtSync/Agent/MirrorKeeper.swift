@@ -416,6 +416,7 @@ public final class MirrorKeeper {
         status.lastPoll = lastPoll
         status.lastError = lastError
         status.lastPurge = lastPurge
+        status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
         return status
     }
 }
