@@ -27,6 +27,12 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         /// `ok`, `failed`, or `refused` (the deletion guard held).
         public var result: String
         public var detail: String?
+
+        public init(at: Date, result: String, detail: String? = nil) {
+            self.at = at
+            self.result = result
+            self.detail = detail
+        }
     }
 
     public struct Purge: Codable, Sendable, Equatable {

@@ -8,6 +8,12 @@ public struct HitRates: Sendable {
         public var memory: Double
         public var disk: Double
         public var network: Double
+
+        public init(memory: Double, disk: Double, network: Double) {
+            self.memory = memory
+            self.disk = disk
+            self.network = network
+        }
     }
 
     /// How far back the rate looks: long enough to smooth a burst, short enough to follow a change.
