@@ -25,7 +25,7 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
         abstract: "Keep a directory in sync with an EmojiArt gallery.",
         usage: """
             emojiart-sync --dir <dir> [--server <url>] [--once] [<options>]
-            emojiart-sync status --dir <dir> [--json]
+            emojiart-sync status --dir <dir> [--json | --watch]
             emojiart-sync purge memory|disk --dir <dir>
             emojiart-sync scrub --dir <dir>
             emojiart-sync config [<options>]
@@ -44,6 +44,11 @@ struct EmojiArtSyncCommand: AsyncParsableCommand {
             EMOJIART_SYNC_DIR, EMOJIART_SYNC_MAX_DELETE, ...) or in $XDG_CONFIG_HOME/emojiart-sync/config \
             (default ~/.config/emojiart-sync/config; key = value lines, e.g. interval = 30). A flag wins \
             over the environment, which wins over the file. 'emojiart-sync config' shows the result.
+
+            HTTPS AND PROXIES
+              An https gallery is verified against the system's CAs, or --ca-cert FILE. Redirects are \
+            followed on the same host only (http to https included, at most 5). Proxies come from https_proxy, \
+            http_proxy, all_proxy and no_proxy, as libcurl reads them; a failing proxy is named as the proxy.
 
             SIGNALS
               SIGUSR1  purge the memory cache
