@@ -1,9 +1,9 @@
 import Foundation
 
-/// Parses durations as people write them on a command line, as systemd and rclone accept them: `90`
+/// Parses the timeouts of a sync run (`--connect-timeout`, `--stall-timeout`) as people write durations on a command line, as systemd and rclone accept them: `90`
 /// (seconds), `90s`, `500ms`, `1.5s`, `5m`, `1h`, `1m30s`, `1h2m3s`. Units: `ms`, `s`, `m`, `h`, `d`.
 /// A negative or empty value, or an unknown unit, is nil.
-public enum DurationText {
+public enum TimeoutDuration {
     public static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
