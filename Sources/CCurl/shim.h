@@ -39,6 +39,9 @@ static inline CURLcode emojiart_curl_easy_getinfo_long(CURL *handle, CURLINFO in
 static inline CURLcode emojiart_curl_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode emojiart_curl_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
 static inline CURLcode emojiart_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
     return curl_easy_getinfo(handle, info, value);
 }

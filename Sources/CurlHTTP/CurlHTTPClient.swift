@@ -13,8 +13,12 @@ import Synchronization
 /// - At most `maxConcurrentRequests` transfers run at once; the rest wait in FIFO order.
 ///   Connections are kept alive and reused through the multi handle's connection cache,
 ///   capped at the same number.
-/// - Only `http` and `https`. Redirects are never followed: a `3xx` is returned as a response.
-///   TLS certificates are verified (libcurl's default; never turned off).
+/// - Only `http` and `https`. Redirects are followed on the same host only, at most
+///   `maxRedirects` of them (`http` may become `https`, never the reverse); any other `3xx` is
+///   returned as a response that says why it was not followed. TLS certificates are verified
+///   (libcurl's default, or against `caCertificateFile`; never turned off).
+/// - Proxies come from the environment by libcurl's rules (``ProxyEnvironment``), decided here so
+///   that a failing proxy is named as the proxy.
 /// - Bodies larger than `maxBodySize` fail with ``HTTPClientError/Kind/tooLarge(limit:)``,
 ///   decided from `Content-Length` before downloading when the server declares one, and while
 ///   streaming otherwise; memory stays bounded by the limit.
@@ -89,16 +93,41 @@ public final class CurlHTTPClient: Sendable {
     public func get(_ url: String, headers: HTTPHeaders = HTTPHeaders(), maxBodySize: Int? = nil) async throws -> HTTPResponse {
         try Task.checkCancellation()
         // Refuse bad URLs and headers here, before the loop or libcurl's network code sees them.
-        let parsed = try CurlURL(url)
+        var target = try CurlURL(url)
         let lines = try RequestHeaderLines(headers, url: url).lines
+        var followed = 0
+        while true {
+            let response = try await perform(target, headerLines: lines, maxBodySize: maxBodySize)
+            guard configuration.maxRedirects > 0, response.isRedirect, let location = response.redirectURL else {
+                return response
+            }
+            let next: CurlURL
+            do {
+                next = try CurlURL(location)
+            } catch {
+                return response.refusingRedirect("only http and https are followed")
+            }
+            if let refusal = RedirectRule.refusal(from: target, to: next) {
+                return response.refusingRedirect(refusal)
+            }
+            guard followed < configuration.maxRedirects else {
+                return response.refusingRedirect("more than \(configuration.maxRedirects) redirects")
+            }
+            followed += 1
+            target = next
+        }
+    }
+
+    /// One request, no redirects followed: queues it on the loop and waits for its outcome.
+    private func perform(_ url: CurlURL, headerLines: [String], maxBodySize: Int?) async throws -> HTTPResponse {
         let request = CurlLoopMailbox.Request(
-            id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: parsed, headerLines: lines,
+            id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: url, headerLines: headerLines,
             maxBodySize: maxBodySize.map { max(0, $0) }, slot: RequestSlot())
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard request.slot.install(continuation) else { return }
                 if !mailbox.submit(request) {
-                    request.slot.finish(.failure(HTTPClientError.shutDown(url: url)))
+                    request.slot.finish(.failure(HTTPClientError.shutDown(url: url.string)))
                 }
             }
         } onCancel: {
@@ -116,7 +145,7 @@ public final class CurlHTTPClient: Sendable {
     public func fetch(_ url: String) async throws -> [UInt8] {
         let response = try await get(url)
         guard response.status == 200 else {
-            throw HTTPClientError.httpStatus(response.status, url: url, location: response.headers["location"])
+            throw HTTPClientError.httpStatus(of: response)
         }
         return response.body
     }

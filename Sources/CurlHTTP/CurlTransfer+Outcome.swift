@@ -16,8 +16,9 @@ extension CurlTransfer {
     func outcome(_ code: CURLcode) -> Result<HTTPResponse, HTTPClientError> {
         let url = request.url.string
         if code == CURLE_OK {
-            return .success(
-                HTTPResponse(url: url, status: longInfo(CURLINFO_RESPONSE_CODE), headers: headers, body: body))
+            let status = longInfo(CURLINFO_RESPONSE_CODE)
+            let redirect = (300...399).contains(status) ? stringInfo(CURLINFO_REDIRECT_URL) : nil
+            return .success(HTTPResponse(url: url, status: status, headers: headers, body: body, redirectURL: redirect))
         }
         let osErrno = Int32(truncatingIfNeeded: longInfo(CURLINFO_OS_ERRNO))
         let (kind, message) = classify(code, osErrno: osErrno)
@@ -31,6 +32,7 @@ extension CurlTransfer {
 
     /// The kind and log message for a failed transfer.
     private func classify(_ code: CURLcode, osErrno: Int32) -> (HTTPClientError.Kind, String) {
+        if let proxy, let failure = proxyFailure(code, osErrno: osErrno, proxy: proxy) { return failure }
         let url = request.url.string
         let authority = request.url.authority
         switch code {
@@ -38,9 +40,15 @@ extension CurlTransfer {
             return (.refused, "connection refused by \(authority) (is the gallery running?)")
         case CURLE_COULDNT_CONNECT:
             return (.transport, "could not connect to \(authority) for \(url)")
+        case CURLE_OPERATION_TIMEDOUT where isStuckInTLSHandshake:
+            return (
+                .tls,
+                "no TLS answer from \(authority) within \(configuration.connectTimeout.humanReadable) for \(url): "
+                    + "the connection opened but the handshake never completed \(Self.plainHTTPHint)"
+            )
         case CURLE_OPERATION_TIMEDOUT:
             return (.timedOut, timeoutMessage())
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+        case CURLE_COULDNT_RESOLVE_HOST:
             return (.resolveFailed, "could not resolve host \(request.url.host) for \(url) (is the name right?)")
         case CURLE_WRITE_ERROR where exceededBodyLimit:
             return (.tooLarge(limit: maxBodySize), "body larger than \(HTTPClientError.byteCount(maxBodySize)) limit: \(url)")
@@ -58,8 +66,20 @@ extension CurlTransfer {
             return (.truncated, "transfer ended early: got \(received) of \(declared) bytes from \(url)")
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
             return (.unsupportedURL, "refusing \(url): libcurl does not accept this URL")
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return (
+                .tls,
+                "TLS certificate verification failed for \(authority) (\(url)): the server's certificate is not "
+                    + "trusted (signed by a private CA? trust it with --ca-cert FILE)"
+            )
+        case CURLE_SSL_CACERT_BADFILE:
+            let file = configuration.caCertificateFile.map { " \($0)" } ?? ""
+            return (.tls, "cannot use the CA certificate file\(file) for \(url) (is it a readable PEM file?)")
+        case CURLE_SSL_CONNECT_ERROR where errorDetail?.contains("wrong version number") == true:
+            // OpenSSL's verdict when the first bytes back are not a TLS record: a plain HTTP answer, usually.
+            return (.tls, "TLS with \(authority) failed for \(url): the server answered without TLS \(Self.plainHTTPHint)")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
             return (.tls, "TLS with \(authority) failed for \(url) (certificate or handshake problem)")
@@ -71,6 +91,49 @@ extension CurlTransfer {
             return (.transport, "\(authority) did not answer \(url) with valid HTTP")
         default:
             return (.transport, "transfer of \(url) failed: \(String(cString: curl_easy_strerror(code)))")
+        }
+    }
+
+    /// The hint for an `https://` URL whose server did not speak TLS.
+    static let plainHTTPHint = "(is the server speaking plain HTTP on this port? then use http://)"
+
+    /// An `https` transfer whose TCP connection came up (libcurl knows the peer's address,
+    /// `CURLINFO_PRIMARY_IP`; its `CURLINFO_CONNECT_TIME_T` stays 0 until TLS is up too) but whose TLS
+    /// handshake never finished (`CURLINFO_APPCONNECT_TIME_T` still 0): the peer accepted the connection and
+    /// never answered the client's hello, as a plain-HTTP server waiting for a request line does.
+    private var isStuckInTLSHandshake: Bool {
+        request.url.scheme == "https" && proxy == nil && isConnected && offsetInfo(CURLINFO_APPCONNECT_TIME_T) == 0
+    }
+
+    /// Whether a TCP connection (to the server or the proxy) was made: libcurl records the peer's address
+    /// (`CURLINFO_PRIMARY_IP`) once it is.
+    private var isConnected: Bool {
+        !(stringInfo(CURLINFO_PRIMARY_IP) ?? "").isEmpty
+    }
+
+    /// The kind and message when the failure is the proxy's: it refused, could not be reached or resolved,
+    /// timed out before it connected us, or would not open a tunnel. Nil when the proxy did its part.
+    private func proxyFailure(_ code: CURLcode, osErrno: Int32, proxy: HTTPProxy) -> (HTTPClientError.Kind, String)? {
+        let url = request.url.string
+        let named = "proxy \(proxy.authority) (from \(proxy.variable))"
+        let bypass = "no_proxy=\(request.url.host) bypasses it"
+        let tunnelStatus = longInfo(CURLINFO_HTTP_CONNECTCODE)
+        switch code {
+        case CURLE_COULDNT_CONNECT where osErrno == ECONNREFUSED:
+            return (.refused, "connection refused by \(named) for \(url) (is the proxy running? \(bypass))")
+        case CURLE_COULDNT_CONNECT:
+            return (.transport, "could not connect to \(named) for \(url)")
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return (.resolveFailed, "could not resolve the host of \(named) for \(url) (is the name right?)")
+        case CURLE_OPERATION_TIMEDOUT where !isConnected:
+            return (.timedOut, "timed out after \(configuration.connectTimeout.humanReadable) connecting to \(named) for \(url)")
+        case _ where tunnelStatus >= 300:
+            return (
+                .transport,
+                "\(named) refused to open a tunnel to \(request.url.authority) for \(url): HTTP \(tunnelStatus) (\(bypass))"
+            )
+        default:
+            return nil
         }
     }
 

@@ -20,6 +20,8 @@ final class CurlTransfer {
     let maxBodySize: Int
     /// The configuration the options were set from (for timeout messages).
     let configuration: HTTPClientConfiguration
+    /// The proxy the request goes through (`CURLOPT_PROXY`), nil for a direct connection.
+    let proxy: HTTPProxy?
     /// Body bytes received so far.
     private(set) var body: [UInt8] = []
     /// Headers of the latest response received so far.
@@ -43,6 +45,7 @@ final class CurlTransfer {
         self.easy = easy
         self.maxBodySize = request.maxBodySize ?? configuration.maxBodySize
         self.configuration = configuration
+        self.proxy = configuration.proxyEnvironment.proxy(scheme: request.url.scheme, host: request.url.host)
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         try configure(configuration)
@@ -61,7 +64,8 @@ final class CurlTransfer {
     }
 
     /// Sets the options. The rationale for each is next to it; the security-relevant ones are
-    /// the protocol limit, no redirects, and leaving TLS verification at libcurl's default (on).
+    /// the protocol limit, no redirects followed by libcurl (the client follows same-host ones itself,
+    /// ``RedirectRule``), and leaving TLS verification at libcurl's default (on).
     private func configure(_ configuration: HTTPClientConfiguration) throws(HTTPClientError) {
         let this = Unmanaged.passUnretained(self).toOpaque()
         try set(CURLOPT_URL, request.url.string, "CURLOPT_URL")
@@ -69,8 +73,14 @@ final class CurlTransfer {
         try set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
         try set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
         try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https", "CURLOPT_REDIR_PROTOCOLS_STR")
-        // A redirect could lead to another host; the caller sees the 3xx and decides.
+        // A redirect could lead to another host; the client sees the 3xx and decides (RedirectRule).
         try set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
+        // The proxy decided from the environment (ProxyEnvironment); "" makes libcurl ignore the environment,
+        // so that it cannot pick a proxy an error message would not know about.
+        try set(CURLOPT_PROXY, proxy?.url ?? "", "CURLOPT_PROXY")
+        if let file = configuration.caCertificateFile {
+            try set(CURLOPT_CAINFO, file, "CURLOPT_CAINFO")
+        }
         try set(CURLOPT_HTTPGET, 1, "CURLOPT_HTTPGET")
         // Empty string: offer every encoding libcurl can decode; the body we hand back is decoded.
         try set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")
@@ -149,6 +159,13 @@ final class CurlTransfer {
     func longInfo(_ info: CURLINFO) -> Int {
         var value = 0
         return emojiart_curl_easy_getinfo_long(easy, info, &value) == CURLE_OK ? value : 0
+    }
+
+    /// A string from `curl_easy_getinfo` (copied), or nil if libcurl has none.
+    func stringInfo(_ info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard emojiart_curl_easy_getinfo_string(easy, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
     }
 
     /// A `curl_off_t` from `curl_easy_getinfo`, or -1 if libcurl does not know it.

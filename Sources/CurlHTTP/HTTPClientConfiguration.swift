@@ -1,10 +1,10 @@
-/// How a ``CurlHTTPClient`` talks to servers: concurrency, timeouts, size limit, identity.
+/// How a ``CurlHTTPClient`` talks to servers: concurrency, timeouts, size limit, identity, trust, redirects, proxies.
 ///
 /// A plain value: the client copies it at `init` and never reads it again, so changing a
 /// configuration after creating a client has no effect on that client.
 ///
 /// Values out of range are clamped when the client is created rather than rejected: a
-/// concurrency below 1 becomes 1, a timeout below one millisecond (or one second for
+/// concurrency or redirect limit below its minimum becomes that minimum (1, 0), a timeout below one millisecond (or one second for
 /// ``lowSpeedTime``, which libcurl counts in whole seconds) becomes that minimum, and a
 /// negative body limit becomes 0. The command line validates user input; the client only
 /// makes sure libcurl never sees a value that would mean "unlimited" by accident (libcurl
@@ -56,6 +56,22 @@ public struct HTTPClientConfiguration: Sendable {
     /// The `User-Agent` header sent with every request, so server logs can tell the agent apart.
     public var userAgent: String
 
+    /// A PEM file of certificate authorities to trust for `https` (`CURLOPT_CAINFO`), such as a private CA's
+    /// certificate; nil uses the system's store. As with curl's `--cacert`, the file replaces libcurl's
+    /// default bundle, so a server must chain to a certificate in it. Verification is never turned off.
+    public var caCertificateFile: String?
+
+    /// How many redirects one request follows (`301`, `302`, `303`, `307`, `308` with a `Location`), each
+    /// only to the same host (any port; `http` may become `https`, never the reverse). A redirect to another
+    /// host, a downgrade, or one more than this is not followed: the `3xx` is returned, saying why
+    /// (``HTTPResponse/refusedRedirect``). 0 follows none. 5 is more than a server moving to `https` and
+    /// to a new path needs, and few enough that a loop ends at once.
+    public var maxRedirects: Int
+
+    /// The proxy variables requests are routed by (``ProxyEnvironment``); by default the process's
+    /// environment when the configuration is made.
+    public var proxyEnvironment: ProxyEnvironment
+
     /// Creates a configuration; every parameter has the documented default.
     public init(
         maxConcurrentRequests: Int = 8,
@@ -64,7 +80,10 @@ public struct HTTPClientConfiguration: Sendable {
         lowSpeedTime: Duration = .seconds(30),
         totalTimeout: Duration = .seconds(300),
         maxBodySize: Int = 32 * 1024 * 1024,
-        userAgent: String = "emojiart-sync"
+        userAgent: String = "emojiart-sync",
+        caCertificateFile: String? = nil,
+        maxRedirects: Int = 5,
+        proxyEnvironment: ProxyEnvironment = .current
     ) {
         self.maxConcurrentRequests = maxConcurrentRequests
         self.connectTimeout = connectTimeout
@@ -73,6 +92,9 @@ public struct HTTPClientConfiguration: Sendable {
         self.totalTimeout = totalTimeout
         self.maxBodySize = maxBodySize
         self.userAgent = userAgent
+        self.caCertificateFile = caCertificateFile
+        self.maxRedirects = maxRedirects
+        self.proxyEnvironment = proxyEnvironment
     }
 }
 
@@ -83,6 +105,7 @@ extension HTTPClientConfiguration {
         copy.maxConcurrentRequests = max(1, maxConcurrentRequests)
         copy.lowSpeedLimitBytesPerSecond = max(0, lowSpeedLimitBytesPerSecond)
         copy.maxBodySize = max(0, maxBodySize)
+        copy.maxRedirects = max(0, maxRedirects)
         copy.connectTimeout = max(.milliseconds(1), connectTimeout)
         copy.totalTimeout = max(.milliseconds(1), totalTimeout)
         copy.lowSpeedTime = max(.seconds(1), lowSpeedTime)

@@ -117,16 +117,25 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
 extension HTTPClientError {
     /// A status other than the one wanted (`fetch` wants 200), as ``Kind/httpStatus(_:)``. For a
     /// redirect, `location` (the response's `Location`, at most 256 bytes of it kept) is named in the
-    /// message: the client never follows one, so the reader learns where the server wanted it to go.
-    public static func httpStatus(_ status: Int, url: String, location: String? = nil) -> HTTPClientError {
+    /// message, and `refusal` says why it was not followed: the reader learns where the server wanted it
+    /// to go.
+    public static func httpStatus(_ status: Int, url: String, location: String? = nil, refusal: String? = nil) -> HTTPClientError {
         var message = status == 304
             ? "HTTP 304 Not Modified from \(url), but a body was wanted"
             : "HTTP \(status) from \(url)"
         if (300...399).contains(status), status != 304, let location, !location.isEmpty {
             let shown = location.utf8.count <= 256 ? location : String(decoding: location.utf8.prefix(256), as: UTF8.self) + "..."
-            message += " (redirect to \(shown) not followed)"
+            message += " (redirect to \(shown) not followed" + (refusal.map { ": \($0))" } ?? ")")
         }
         return HTTPClientError(kind: .httpStatus(status), url: url, message: message)
+    }
+
+    /// ``httpStatus(_:url:location:refusal:)`` for a response: its redirect target (resolved, else the raw
+    /// `Location`) and why the client did not follow it.
+    public static func httpStatus(of response: HTTPResponse) -> HTTPClientError {
+        httpStatus(
+            response.status, url: response.url, location: response.redirectURL ?? response.headers["location"],
+            refusal: response.refusedRedirect)
     }
 
     /// The request could not be built as given; nothing was sent.

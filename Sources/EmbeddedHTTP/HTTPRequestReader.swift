@@ -42,6 +42,11 @@ struct HTTPRequestReader: Sendable {
                 return .refuse(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
                                reason: "the request head is larger than \(maximumHeadSize) bytes")
             }
+            if let first = buffer.first, !Self.canStartRequest(first) {
+                return .refuse(.badRequest, reason: first == 0x16
+                    ? "this server speaks plain HTTP, and the client started a TLS handshake (use http://, not https://)"
+                    : "the bytes received are not an HTTP request")
+            }
             return .incomplete
         }
         guard end <= maximumHeadSize else {
@@ -74,6 +79,20 @@ struct HTTPRequestReader: Sendable {
         buffer.removeFirst(bodyStart + length)
         head.headerFields[.contentLength] = nil
         return .request(HTTPServerRequest(head: head, body: body), keepAlive: parsed.keepAlive)
+    }
+
+    /// Whether `byte` can begin a request line: a method is a token (RFC 9110), and clients may send an empty
+    /// line before a request (RFC 9112, 2.2). Anything else (0x16 opens a TLS handshake) is answered at once,
+    /// instead of waiting for a blank line that never comes.
+    private static func canStartRequest(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "\r"), UInt8(ascii: "\n"):
+            true
+        default:
+            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
     }
 
     /// Where `\r\n\r\n` starts in `bytes`.

@@ -42,8 +42,8 @@ struct PurgeCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
         let before = (try? AgentStatus.read(from: directory.statusPath))?.lastPurge?.sequence ?? 0
-        guard kill(pid, scope == .memory ? SIGUSR1 : SIGUSR2) == 0 else {
-            printError("emojiart-sync: cannot signal PID \(pid): \(String(cString: strerror(errno)))")
+        if let problem = (scope == .memory ? AgentRequest.purgeMemory : .purgeDisk).send(to: pid) {
+            printError("emojiart-sync: cannot signal PID \(pid): \(problem)")
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
         let deadline = ContinuousClock.now.advanced(by: .seconds(timeout))

@@ -65,6 +65,15 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; off by default). Unauthenticated: keep it on loopback unless you mean to publish it.", valueName: "host:port"))
     var metricsListen: String?
 
+    @Option(name: .long, help: ArgumentHelp("Trust the certificate authorities in this PEM file for an https gallery (a private CA), instead of the system's store. Proxies come from https_proxy, http_proxy, all_proxy and no_proxy, as for curl.", valueName: "file"), completion: .file())
+    var caCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("How long connecting to the gallery (TCP and TLS) may take, e.g. 10s, 500ms\(Self.defaultText(.connectTimeout)).", valueName: "duration"))
+    var connectTimeout: String?
+
+    @Option(name: .long, help: ArgumentHelp("Abandon a transfer that receives nothing for this long, e.g. 30s, 2m\(Self.defaultText(.stallTimeout)).", valueName: "duration"))
+    var stallTimeout: String?
+
     private static func defaultText(_ setting: RunSetting) -> String {
         setting.defaultValue.map { " (default: \($0))" } ?? ""
     }
@@ -88,6 +97,9 @@ struct RunOptions: ParsableArguments {
         if quiet { given[.quiet] = "true" }
         given[.scrubInterval] = scrubInterval
         given[.metricsListen] = metricsListen
+        given[.caCert] = caCert
+        given[.connectTimeout] = connectTimeout
+        given[.stallTimeout] = stallTimeout
         return given
     }
 

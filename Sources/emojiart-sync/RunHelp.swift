@@ -46,6 +46,11 @@ enum RunHelp {
           scrub find DIR the same way. Paths (dir, log-file) from the environment or the file are expanded
           as a shell would: ~, ~user, $HOME, ${XDG_DATA_HOME}. Durations: 90s, 5m, 1h30m, 2d.
 
+        HTTPS AND PROXIES:
+          An https gallery is verified against the system's CAs, or --ca-cert FILE. Redirects are followed
+          on the same host only (http to https included, at most 5). Proxies come from https_proxy,
+          http_proxy, all_proxy and no_proxy, as libcurl reads them; a failing proxy is named as the proxy.
+
         SIGNALS:
           SIGUSR1          purge the memory cache
           SIGUSR2          purge the disk cache (the agent's own files only), then fetch everything again

@@ -7,7 +7,14 @@ struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the state of the agent running on DIR.",
-        discussion: "Exits 0 when an agent runs on DIR, 1 when none does (the last published status is still shown)."
+        discussion: """
+            Exits 0 when an agent runs on DIR, 1 when none does (the last published status is still shown). \
+            With --watch on a terminal, redraws every second: hits by source (memory, disk, network) with their \
+            rates, assets ok/missing/failing, repairs, the last and next poll, the last events of the log; keys: \
+            m purge memory (SIGUSR1), d purge disk (SIGUSR2, asks y/n first), r re-read now (SIGHUP), q quit. \
+            Not on a terminal, it prints one line per second. It exits 0 on q, SIGINT or SIGTERM and 1 when the \
+            agent stops, and gives the terminal back as it found it either way.
+            """
     )
 
     @OptionGroup var location: DirectoryOption
@@ -15,8 +22,19 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the status as JSON, for scripts.")
     var json = false
 
+    @Flag(name: .long, help: "Keep watching: a live screen on a terminal (keys m, d, r, q), else one line per second.")
+    var watch = false
+
+    func validate() throws {
+        if watch && json { throw ValidationError("--watch and --json cannot be used together") }
+    }
+
     func run() async throws {
         let directory = try await location.resolve()
+        if watch {
+            try await StatusWatch(directory: directory).run()
+            return
+        }
         let holder = DirectoryLock.holder(path: directory.lockPath)
         let published = try? AgentStatus.read(from: directory.statusPath)
         guard let holder else {

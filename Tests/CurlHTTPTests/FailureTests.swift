@@ -129,7 +129,7 @@ struct FailureTests {
         #expect(client.statistics.bytesReceived == 0)
     }
 
-    @Test("https to a server that does not speak TLS fails as tls")
+    @Test("https to a server that answers in plain HTTP fails as tls, with the hint that it speaks plain HTTP")
     func tlsFailure() async throws {
         let server = try TestHTTPServer(greeting: Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8)) { _ in .silent }
         defer { server.stop() }
@@ -140,7 +140,21 @@ struct FailureTests {
             try await client.get("https://127.0.0.1:\(server.port)/gallery/images")
         }
         #expect(error?.kind == .tls)
-        #expect(error?.message.hasPrefix("TLS with 127.0.0.1:\(server.port) failed") == true)
+        #expect(error?.message == "TLS with 127.0.0.1:\(server.port) failed for https://127.0.0.1:\(server.port)/gallery/images: the server answered without TLS (is the server speaking plain HTTP on this port? then use http://)")
+    }
+
+    @Test("https to a server that accepts and never answers the TLS hello fails as tls after the connect timeout, with the hint")
+    func tlsHandshakeNeverAnswered() async throws {
+        let server = try TestHTTPServer { _ in .silent }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(connectTimeout: .seconds(1)))
+        defer { client.shutdown() }
+
+        let error = await #expect(throws: HTTPClientError.self) {
+            try await client.get("https://127.0.0.1:\(server.port)/gallery/images")
+        }
+        #expect(error?.kind == .tls, "not a timeout to retry: the server does not speak TLS")
+        #expect(error?.message == "no TLS answer from 127.0.0.1:\(server.port) within 1s for https://127.0.0.1:\(server.port)/gallery/images: the connection opened but the handshake never completed (is the server speaking plain HTTP on this port? then use http://)")
     }
 
     @Test("A host name that does not resolve is reported as resolveFailed")

@@ -67,7 +67,7 @@ struct ResponseTests {
         #expect(error?.url == url)
     }
 
-    @Test("A 302 is returned as is, and its Location is not followed")
+    @Test("With maxRedirects 0, a 302 is returned as is, and its Location is not followed")
     func redirectNotFollowed() async throws {
         let server = try TestHTTPServer { request in
             request.target == "/old"
@@ -75,7 +75,7 @@ struct ResponseTests {
                 : .respond(status: 200, body: Array("new".utf8))
         }
         defer { server.stop() }
-        let client = try CurlHTTPClient()
+        let client = try CurlHTTPClient(configuration: .init(maxRedirects: 0))
         defer { client.shutdown() }
 
         let response = try await client.get(server.url("/old"))
@@ -86,7 +86,7 @@ struct ResponseTests {
 
         let error = await #expect(throws: HTTPClientError.self) { try await client.fetch(server.url("/old")) }
         #expect(error?.kind == .httpStatus(302))
-        #expect(error?.message == "HTTP 302 from \(server.url("/old")) (redirect to /new not followed)")
+        #expect(error?.message == "HTTP 302 from \(server.url("/old")) (redirect to \(server.url("/new")) not followed)")
         #expect(server.requestCount("/new") == 0)
     }
 

@@ -58,6 +58,9 @@ struct HTTPServerTests {
         ("GET /echo HTTP/1.1\r\nX-Big: \(String(repeating: "a", count: 5000))\r\n\r\n", "431"),
         ("POST /echo HTTP/1.1\r\nContent-Length: 1001\r\n\r\n", "413"),
         ("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "501"),
+        // The start of a TLS ClientHello (a client using https:// on this plain-HTTP port): no blank line will
+        // ever come, so it is answered at once rather than after the client's timeout.
+        ("\u{16}\u{03}\u{01}\u{00}\u{05}\u{01}", "400"),
     ])
     func aRequestTheServerWillNotServeGetsItsStatusAndTheConnectionCloses(request: String, status: String) async throws {
         let server = Self.server()

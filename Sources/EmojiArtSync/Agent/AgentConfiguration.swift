@@ -17,9 +17,13 @@ public struct AgentConfiguration: Sendable {
     /// Largest image body accepted (an endless body is cut here); the feed has its own limit,
     /// `GalleryFeed.maximumBodySize`. Bodies are buffered, so this times `concurrency` bounds their memory.
     public var maxBodySize = 4 * 1024 * 1024
+    /// How long connecting to the gallery (TCP and TLS) may take.
     public var connectTimeout: Duration = .seconds(10)
     /// A transfer slower than 1 byte/s for this long is abandoned.
     public var stallTimeout: Duration = .seconds(30)
+    /// A PEM file of certificate authorities to trust for an `https` gallery (a private CA), instead of the
+    /// system's store; nil uses the system's.
+    public var caCertificateFile: String?
     /// Extra attempts per access after a transient network failure.
     public var retries = 2
     public var logLevel: Logger.Level = .info

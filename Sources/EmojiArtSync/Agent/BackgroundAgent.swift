@@ -390,6 +390,7 @@ public final class BackgroundAgent: Sendable {
     private func currentStatus() async -> AgentStatus {
         var base = AgentStatus(pid: getpid(), startedAt: startedAt, directory: directory.root, server: agent.configuration.server.origin)
         base.watching = watching.withLock { $0 }
+        base.logFile = agent.configuration.effectiveLogFile
         return await keeper.status(base: base)
     }
 }

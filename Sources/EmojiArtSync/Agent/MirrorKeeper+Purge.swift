@@ -74,6 +74,7 @@ extension MirrorKeeper {
         case (nil, nil): status.lastError = nil
         }
         status.lastPurge = lastPurge
+        status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
         return status
     }
 }

@@ -40,6 +40,7 @@ public final class SyncAgent: Sendable {
         http.connectTimeout = configuration.connectTimeout
         http.lowSpeedTime = configuration.stallTimeout
         http.maxBodySize = configuration.maxBodySize
+        http.caCertificateFile = configuration.caCertificateFile
         http.userAgent = "emojiart-sync/\(EmojiArtSyncVersion.current)"
         self.client = try CurlHTTPClient(configuration: http)
         self.metricsRegistry = configuration.metricsListen.map { _ in PrometheusCollectorRegistry() }

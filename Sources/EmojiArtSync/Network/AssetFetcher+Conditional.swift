@@ -68,7 +68,7 @@ extension AssetFetcher {
     /// an unconditional request is an error: there is nothing it could refer to).
     private static func checked(_ response: HTTPResponse, conditional: Bool) throws(HTTPClientError) -> HTTPResponse {
         guard response.status == 200 || (response.status == 304 && conditional) else {
-            throw HTTPClientError.httpStatus(response.status, url: response.url, location: response.headers["location"])
+            throw HTTPClientError.httpStatus(of: response)
         }
         return response
     }

@@ -27,6 +27,12 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         /// `ok`, `failed`, or `refused` (the deletion guard held).
         public var result: String
         public var detail: String?
+
+        public init(at: Date, result: String, detail: String? = nil) {
+            self.at = at
+            self.result = result
+            self.detail = detail
+        }
     }
 
     public struct Purge: Codable, Sendable, Equatable {
@@ -61,6 +67,10 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var lastPoll: Poll?
     public var lastError: String?
     public var lastPurge: Purge?
+    /// When the agent polls the feed next, as it planned it when this status was written.
+    public var nextPoll: Date?
+    /// The agent's log file (`status --watch` shows its last events from it).
+    public var logFile: String?
 
     public init(pid: Int32, startedAt: Date, directory: String, server: String) {
         self.pid = pid

@@ -17,6 +17,9 @@ enum RunSetting: String, CaseIterable, Sendable {
     case logFormat = "log-format"
     case quiet
     case metricsListen = "metrics-listen"
+    case caCert = "ca-cert"
+    case connectTimeout = "connect-timeout"
+    case stallTimeout = "stall-timeout"
 
     var option: String { "--" + rawValue }
 
@@ -29,7 +32,7 @@ enum RunSetting: String, CaseIterable, Sendable {
     /// Whether the value names a file or directory, expanded as a shell would (`PathExpansion`).
     var isPath: Bool {
         switch self {
-        case .dir, .logFile: true
+        case .dir, .logFile, .caCert: true
         default: false
         }
     }
@@ -38,7 +41,7 @@ enum RunSetting: String, CaseIterable, Sendable {
     /// derived from another setting (`log-file`: DIR/.emojiart-sync/sync.log).
     var defaultValue: String? {
         switch self {
-        case .dir, .logFile, .metricsListen: nil
+        case .dir, .logFile, .metricsListen, .caCert: nil
         case .server: "http://localhost:8080"
         case .once, .quiet: "false"
         case .interval: "60s"
@@ -51,6 +54,8 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .retries: "2"
         case .logLevel: "info"
         case .logFormat: "logfmt"
+        case .connectTimeout: "10s"
+        case .stallTimeout: "30s"
         }
     }
 }

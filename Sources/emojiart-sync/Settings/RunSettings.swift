@@ -2,6 +2,10 @@ import EmojiArtPNG
 import EmojiArtSync
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The resolved settings of a sync run, checked and typed: what `SettingsResolver` found, turned into an
 /// `AgentConfiguration`. A bad value is a usage error that names where it came from
 /// (`--concurrency must be 1...256 (EMOJIART_SYNC_CONCURRENCY=0)`).
@@ -24,6 +28,9 @@ struct RunSettings {
     var logFormat: LogFormat
     var quiet: Bool
     var metricsListen: MetricsListenAddress?
+    var caCert: String?
+    var connectTimeout: Duration
+    var stallTimeout: Duration
 
     init(_ resolver: SettingsResolver) throws(SettingsError) {
         func text(_ setting: RunSetting) throws(SettingsError) -> (value: String?, source: String) {
@@ -51,6 +58,13 @@ struct RunSettings {
                 throw SettingsError("\(setting.option): cannot read \"\(value ?? "")\" as a size (\(source))")
             }
             return bytes
+        }
+        func duration(_ setting: RunSetting, _ range: ClosedRange<Duration>, _ bounds: String) throws(SettingsError) -> Duration {
+            let (value, source) = try text(setting)
+            guard let value, let parsed = TimeoutDuration.parse(value), range.contains(parsed) else {
+                throw SettingsError("\(setting.option) must be a duration of \(bounds), e.g. 10s, 1m30s (\(source))")
+            }
+            return parsed
         }
         func boolean(_ setting: RunSetting) throws(SettingsError) -> Bool {
             let (value, source) = try text(setting)
@@ -97,6 +111,26 @@ struct RunSettings {
         } else {
             metricsListen = nil
         }
+        connectTimeout = try duration(.connectTimeout, .milliseconds(100)...(.seconds(600)), "100ms...10m")
+        stallTimeout = try duration(.stallTimeout, .seconds(1)...(.seconds(3600)), "1s...1h")
+        let (caCert, caCertSource) = try text(.caCert)
+        if let caCert, !caCert.isEmpty {
+            if let problem = Self.unreadableFileProblem(caCert) {
+                throw SettingsError("--ca-cert: cannot read \(caCert): \(problem) (\(caCertSource))")
+            }
+            self.caCert = caCert
+        } else {
+            self.caCert = nil
+        }
+    }
+
+    /// Why `path` cannot be read as a file (`No such file or directory`, `not a regular file`), or nil.
+    private static func unreadableFileProblem(_ path: String) -> String? {
+        var info = stat()
+        if stat(path, &info) != 0 { return String(cString: strerror(errno)) }
+        if info.st_mode & S_IFMT != S_IFREG { return "not a regular file" }
+        if access(path, R_OK) != 0 { return String(cString: strerror(errno)) }
+        return nil
     }
 
     /// DIR as every command finds it (a run, `status`, `purge`, `scrub`): `--dir`, `EMOJIART_SYNC_DIR`, or
@@ -127,6 +161,9 @@ struct RunSettings {
         configuration.maxDeletePercent = maxDelete
         configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval)
         configuration.metricsListen = metricsListen
+        configuration.caCertificateFile = caCert
+        configuration.connectTimeout = connectTimeout
+        configuration.stallTimeout = stallTimeout
         if let progressLine {
             configuration.onProgress = { progressLine.update($0) }
         }
