@@ -169,7 +169,10 @@ public final class BackgroundAgent: Sendable {
                 case .sighup:
                     logger.info("re-reading feed and rescanning", metadata: ["event": "signal", "signal": "SIGHUP", "action": "poll+rescan"])
                     notifier.reloading()
-                    agent.logSink.reopen()
+                    // The reopen waits for the log's queued lines to be written (up to 5 s under a pass's 300,000
+                    // lines): on the blocking-I/O pool, never on one of the cooperative pool's two threads.
+                    let sink = agent.logSink
+                    await BlockingIO.run { sink.reopen() }
                     let pass = await keeper.reload()
                     reloads.addTask {
                         await self.waitForReload(pass)
