@@ -1,12 +1,14 @@
 import Foundation
 
-/// Durations as people write them, the way systemd and rclone read them: `90s`, `5m`, `1h`, `2h30m`,
-/// `1h 30min`, `1.5h`, `7d`; a plain number is in the setting's own unit (seconds for `--interval`, hours
-/// for `--scrub-interval`, as before units were read). A leading `-` is kept, so a negative value reaches
-/// the range check and its message instead of looking like an unknown option.
+/// Durations as people write them, the way systemd and rclone read them: `500ms`, `90s`, `5m`, `1h`, `2h30m`,
+/// `1h 30min`, `1.5h`, `7d`; a plain number is in the setting's own unit (seconds for `--interval` and the
+/// timeouts, hours for `--scrub-interval`, as before units were read). A leading `-` is kept, so a negative
+/// value reaches the range check and its message instead of looking like an unknown option. The one reader of
+/// durations for every setting.
 enum DurationText {
     /// The units, longest spelling first within a letter so `min` is not read as `m` + `in`.
     private static let units: [(names: [String], seconds: Double)] = [
+        (["milliseconds", "millisecond", "msecs", "msec", "ms"], 0.001),
         (["seconds", "second", "secs", "sec", "s"], 1),
         (["minutes", "minute", "mins", "min", "m"], 60),
         (["hours", "hour", "hrs", "hr", "h"], 3_600),
@@ -17,6 +19,18 @@ enum DurationText {
     /// Whole seconds `text` stands for, or nil when it is not a duration (or not whole seconds).
     /// `plainUnit`: the seconds one unit of a bare number is worth.
     static func seconds(_ text: String, plainUnit: Int) -> Int? {
+        guard let total = totalSeconds(text, plainUnit: Double(plainUnit)), total == total.rounded() else { return nil }
+        return Int(total)
+    }
+
+    /// The duration `text` stands for, to the millisecond (a bare number is seconds), or nil when it is not one.
+    static func duration(_ text: String) -> Duration? {
+        guard let total = totalSeconds(text, plainUnit: 1) else { return nil }
+        return .milliseconds(Int64((total * 1000).rounded()))
+    }
+
+    /// Seconds, signed, as a `Double`; nil when `text` is not a duration.
+    private static func totalSeconds(_ text: String, plainUnit: Double) -> Double? {
         var rest = Substring(text.trimmingCharacters(in: .whitespaces))
         let negative = rest.first == "-"
         if negative { rest = rest.dropFirst() }
@@ -32,14 +46,14 @@ enum DurationText {
             if word.isEmpty {
                 // A bare number: only on its own.
                 guard groups == 1, rest.isEmpty else { return nil }
-                total = value * Double(plainUnit)
+                total = value * plainUnit
             } else {
                 guard let unit = units.first(where: { $0.names.contains(word) }) else { return nil }
                 total += value * unit.seconds
             }
         }
-        guard groups > 0, total < 1e12, total == total.rounded() else { return nil }
-        return Int(total) * (negative ? -1 : 1)
+        guard groups > 0, total < 1e12 else { return nil }
+        return negative ? -total : total
     }
 
     /// What a duration setting accepts, for its error message: `must be 1s...1d, e.g. 90s, 5m, 1h30m, 2d; a

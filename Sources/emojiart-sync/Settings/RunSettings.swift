@@ -61,7 +61,7 @@ struct RunSettings {
         }
         func duration(_ setting: RunSetting, _ range: ClosedRange<Duration>, _ bounds: String) throws(SettingsError) -> Duration {
             let (value, source) = try text(setting)
-            guard let value, let parsed = TimeoutDuration.parse(value), range.contains(parsed) else {
+            guard let value, let parsed = DurationText.duration(value), range.contains(parsed) else {
                 throw SettingsError("\(setting.option) must be a duration of \(bounds), e.g. 10s, 1m30s (\(source))")
             }
             return parsed
