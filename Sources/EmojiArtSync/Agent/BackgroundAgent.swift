@@ -305,7 +305,7 @@ public final class BackgroundAgent: Sendable {
             await keeper.rescanAll()
         }
         await keeper.noteChanged(fileNames: names)
-        await keeper.checkPending()
+        await keeper.checkPending(urgentOnly: true)
     }
 
     /// Asks for a disk purge (what `SIGUSR2` does); one asked for during a purge runs right after it.

@@ -56,26 +56,34 @@ extension MirrorKeeper {
         database.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
     }
 
-    /// The next checks to run: every urgent one, else up to a batch of the rest.
-    func nextChecks() -> (names: [String], urgent: Bool)? {
+    /// The next checks to run: every urgent one, else (unless `urgentOnly`) up to a batch of the rest.
+    func nextChecks(urgentOnly: Bool) -> (names: [String], urgent: Bool)? {
         if !urgentChecks.isEmpty {
             let names = urgentChecks.sorted()
             urgentChecks.removeAll()
             return (names, true)
         }
-        guard !pendingChecks.isEmpty else { return nil }
+        guard !urgentOnly, !pendingChecks.isEmpty else { return nil }
         var names: [String] = []
         while names.count < FeedPass.batchSize, let name = pendingChecks.popFirst() { names.append(name) }
         return (names.sorted(), false)
     }
 
     /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
-    /// pass loops until the queue is empty, so a burst of events costs a few passes, not one per event.
-    public func checkPending() async {
+    /// loop takes urgent names first at its next batch, so a burst of events costs a few passes, not one per event.
+    /// Between batches of a rescan it lets other work of the silo run (a person's change being queued).
+    ///
+    /// `urgentOnly` (the watcher): only the changes a person made, never the rescan backlog, which the scheduler
+    /// works through: a watcher that took on the rescan that every `SIGHUP` queues stopped reading inotify for
+    /// as long as `SIGHUP`s kept coming (repairs waited up to 30 s at 30,000 assets).
+    public func checkPending(urgentOnly: Bool = false) async {
         guard !checking else { return }
         checking = true
-        defer { checking = false }
-        while let (names, urgent) = nextChecks() {
+        defer {
+            checking = false
+            if urgentOnly, !pendingChecks.isEmpty { alarm.ring() }  // the rescan left is the scheduler's
+        }
+        while let (names, urgent) = nextChecks(urgentOnly: urgentOnly) {
             if urgent { urgentRepairs += 1 }
             var missing: [AssetKey] = []
             var corrupt: [AssetKey] = []
@@ -103,6 +111,7 @@ extension MirrorKeeper {
             if urgent { urgentRepairs -= 1 }
             updateUrgentLane()
             if Task.isCancelled { return }
+            if !urgent { await Task.yield() }
         }
     }
 
