@@ -1,4 +1,5 @@
 import EmojiArtSync
+import TestSupport
 import Testing
 
 /// `--connect-timeout` and `--stall-timeout` read durations as people write them, down to milliseconds.
