@@ -133,14 +133,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // What every test target shares: polling until a condition holds, a temporary directory per test.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "POSIXThreadsTests",
-            dependencies: ["POSIXThreads"],
+            dependencies: ["POSIXThreads", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EmbeddedHTTPTests",
-            dependencies: ["EmbeddedHTTP", "CurlHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "EmbeddedHTTP", "CurlHTTP", "TestSupport", .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -150,18 +158,19 @@ let package = Package(
         ),
         .testTarget(
             name: "CurlHTTPTests",
-            dependencies: ["CurlHTTP", "EmojiArtGallery", "POSIXThreads"],
+            dependencies: ["CurlHTTP", "EmojiArtGallery", "POSIXThreads", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EmojiArtGalleryTests",
-            dependencies: ["EmojiArtGallery", "EmojiArtPNG"],
+            dependencies: ["EmojiArtGallery", "EmojiArtPNG", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EmojiArtSyncTests",
             dependencies: [
                 "EmojiArtSync", "EmojiArtGallery", "EmojiArtPNG", "emojiart-sync", "emojiart-gallery", "EmbeddedHTTP",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],

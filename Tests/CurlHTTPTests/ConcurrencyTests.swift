@@ -1,4 +1,5 @@
 import CurlHTTP
+import TestSupport
 import Testing
 
 /// Many requests at once, cancellation, and shutdown under load.

@@ -1,5 +1,6 @@
 import CurlHTTP
 import EmojiArtGallery
+import TestSupport
 import Testing
 
 /// The client against the project's real gallery server (its own small HTTP server on 127.0.0.1), faults included.

@@ -1,4 +1,5 @@
 import CurlHTTP
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -43,7 +44,7 @@ struct ResourceTests {
                 let before = TestSockets.threadCount(named: CurlHTTPClient.threadName)
                 let client = try CurlHTTPClient()
                 // The thread names itself as it starts.
-                _ = await eventually { TestSockets.threadCount(named: CurlHTTPClient.threadName) == 1 }
+                _ = await eventually(timeout: .seconds(5)) { TestSockets.threadCount(named: CurlHTTPClient.threadName) == 1 }
                 let running = TestSockets.threadCount(named: CurlHTTPClient.threadName)
                 client.shutdown()
                 let after = TestSockets.threadCount(named: CurlHTTPClient.threadName)
@@ -100,7 +101,7 @@ private struct LeakCheck: CustomStringConvertible {
         defer { server.stop() }
         // Warm-up: libcurl's one-time set-up, the concurrency pool's threads, the server's first thread.
         try await cycle(server: server, explicitShutdown: true)
-        _ = await eventually { server.openConnections == 0 }
+        _ = await eventually(timeout: .seconds(5)) { server.openConnections == 0 }
         let fdsBefore = TestSockets.openFileDescriptorCount()
         let threadsBefore = TestSockets.threadCount()
 
@@ -110,8 +111,8 @@ private struct LeakCheck: CustomStringConvertible {
         }
 
         // The server's connection threads end when they see the client hang up.
-        _ = await eventually { server.openConnections == 0 }
-        _ = await eventually {
+        _ = await eventually(timeout: .seconds(5)) { server.openConnections == 0 }
+        _ = await eventually(timeout: .seconds(5)) {
             TestSockets.openFileDescriptorCount() <= fdsBefore && TestSockets.threadCount() <= threadsBefore
         }
         return LeakCheck(

@@ -117,13 +117,3 @@ enum TestSockets {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
-
-/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
-}

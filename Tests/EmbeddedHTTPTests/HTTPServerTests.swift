@@ -3,6 +3,7 @@ import EmbeddedHTTP
 import Foundation
 import HTTPTypes
 import Synchronization
+import TestSupport
 import Testing
 
 /// The small HTTP/1.1 server over real sockets on 127.0.0.1: framing, keep-alive, refusals, streamed bodies,
@@ -111,9 +112,7 @@ struct HTTPServerTests {
         let idle = try RawClient(port: port)
         let busy = try RawClient(port: port)
         try busy.send("GET /forever HTTP/1.1\r\n\r\n")
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(10))
-        while !started.withLock({ $0 }) && clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually(timeout: .seconds(10)) { started.withLock { $0 } }
         try #require(started.withLock { $0 }, "the streamed body never started")
         #expect(ProcessResources.serverThreads == 2, "the event loop and one handler thread")
         await server.stop(gracePeriod: .milliseconds(250))
@@ -129,9 +128,7 @@ struct HTTPServerTests {
         _ = busy.readToEnd()
         // A connection thread is detached and counted; stop() returns at its last instruction, so the kernel
         // may still be tearing it down for a moment.
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(2))
-        while ProcessResources.serverThreads > 0 && clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually(timeout: .seconds(2)) { ProcessResources.serverThreads == 0 }
         #expect(ProcessResources.serverThreads == 0, "a thread of the server outlived stop()")
         #expect(ProcessResources.descriptors == descriptors + 2, "only the two client sockets are left")
     }

@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("ETag, Last-Modified and 304 Not Modified, over raw HTTP", .timeLimit(.minutes(1)))
@@ -23,7 +24,7 @@ struct ConditionalTests {
             #expect(byTag.status == 304)
             #expect(byTag.body.isEmpty)
             #expect(byTag.headers["etag"] == etag)
-            try await waitFor { records.all.contains { $0.path == "/gallery/images" && $0.status == 304 && $0.bytes == 0 } }
+            try #require(await eventually(timeout: .seconds(10)) { records.all.contains { $0.path == "/gallery/images" && $0.status == 304 && $0.bytes == 0 } })
 
             let byDate = try await RawHTTP.get(baseURL, "/gallery/images", headers: [("If-Modified-Since", lastModified)])
             #expect(byDate.status == 304)
@@ -120,7 +121,7 @@ struct ConditionalTests {
             let cached = try await RawHTTP.get(baseURL, "/gallery/image?3", headers: [("If-None-Match", etag)])
             #expect(cached.status == 304)
             #expect(cached.body.isEmpty)
-            try await waitFor { records.all.contains { $0.path == "/gallery/image?3" && $0.status == 304 && $0.bytes == 0 } }
+            try #require(await eventually(timeout: .seconds(10)) { records.all.contains { $0.path == "/gallery/image?3" && $0.status == 304 && $0.bytes == 0 } })
             let byDate = try await RawHTTP.get(baseURL, "/gallery/image?3", headers: [("If-Modified-Since", lastModified)])
             #expect(byDate.status == 304)
             // Another image has another tag.

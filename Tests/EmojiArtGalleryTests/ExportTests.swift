@@ -1,13 +1,14 @@
 import EmojiArtGallery
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("emojiart-gallery export: the gallery as static files", .timeLimit(.minutes(1)))
 struct ExportTests {
     @Test("writes the feed (each item three times, static urls) and every image; error items hold the book's JSON")
     func fullSizeExport() async throws {
-        let out = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        let directory = TemporaryDirectory("export")
+        let out = directory.path
         let outcome = try await runProcess(try galleryExecutablePath(), ["export", "--dir", out, "--count", "12"])
         #expect(outcome.exited && outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("event=exported"))
@@ -31,8 +32,8 @@ struct ExportTests {
 
     @Test("--small makes distinct 16x16 PNGs of about 125 bytes; --base-url prefixes the feed's urls")
     func smallExport() async throws {
-        let out = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        let directory = TemporaryDirectory("export")
+        let out = directory.path
         let export = GalleryExport(count: 300, small: true, baseURL: "/static/")
         #expect(try await export.write(to: out) == 301)
 
@@ -49,11 +50,4 @@ struct ExportTests {
         #expect(feed.count == 900)
         #expect(feed.allSatisfy { $0.url.hasPrefix("/static/gallery/image/") && $0.url.hasSuffix(".png") })
     }
-}
-
-/// A fresh empty directory under the system's temporary directory.
-private func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "emojiart-export-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
 }

@@ -1,5 +1,6 @@
 import EmojiArtGallery
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Fault injection: each fault really happens on the wire", .timeLimit(.minutes(1)))
@@ -77,12 +78,7 @@ struct FaultTests {
             #expect(!response.body.starts(with: PNGInspection.signature))
 
             // The server notices the hang-up and ends the stream.
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(10)
-            while server.activeStreamCount > 0, clock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(server.activeStreamCount == 0)
+            #expect(await eventually(timeout: .seconds(10)) { server.activeStreamCount == 0 })
 
             // And it still serves.
             let normal = try await fetch(baseURL, "/gallery/image?5")
@@ -98,11 +94,7 @@ struct FaultTests {
             // About 1.5 s of reading 64 KiB at a time through a 64 KiB receive buffer.
             let reader = RawHTTP.SlowReader(receiveBufferBytes: 64 * 1024, pauseMilliseconds: 40)
             _ = try await RawHTTP.get(baseURL, "/gallery/image?1", bodyLimit: limit, slowReader: reader)
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(10)
-            while record.value == nil, clock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            _ = await eventually(timeout: .seconds(10)) { record.value != nil }
             let logged = try #require(record.value)
             #expect(logged.fault == "endless")
             // Written = read + the two socket buffers (the server's send buffer grows to at most
@@ -194,10 +186,7 @@ struct FaultTests {
         // A reader that never hangs up on its own: reads until the server closes the connection.
         let reader = Task { try await RawHTTP.get(baseURL, "/gallery/image?1") }
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while server.activeStreamCount == 0, clock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await eventually(timeout: .seconds(10)) { server.activeStreamCount != 0 }
         #expect(server.activeStreamCount == 1)
         let stopStart = clock.now
         await server.stop()

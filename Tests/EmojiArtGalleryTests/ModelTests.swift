@@ -1,5 +1,6 @@
 import EmojiArtGallery
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Fault plans, request records and their text forms")
@@ -51,12 +52,12 @@ struct ModelTests {
         let record = RecordBox()
         try await withGallery(faults: GalleryFaults(imageFaults: [3: .truncated]), requestLogger: { record.set($0) }) { server, baseURL in
             let image = try await fetch(baseURL, "/gallery/image?2")
-            try await waitFor { record.value?.path == "/gallery/image?2" }
+            try #require(await eventually(timeout: .seconds(10)) { record.value?.path == "/gallery/image?2" })
             #expect(record.value == GalleryRequestRecord(
                 method: "GET", path: "/gallery/image?2", status: 200, bytes: image.body.count, fault: "none"))
 
             _ = try await RawHTTP.get(baseURL, "/gallery/image?3")
-            try await waitFor { record.value?.path == "/gallery/image?3" }
+            try #require(await eventually(timeout: .seconds(10)) { record.value?.path == "/gallery/image?3" })
             let truncated = try #require(record.value)
             #expect(truncated.fault == "truncated")
             #expect(truncated.bytes == server.imageBytes(3).count / 2)

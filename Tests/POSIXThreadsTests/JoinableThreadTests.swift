@@ -1,6 +1,7 @@
 import Foundation
 import POSIXThreads
 import Synchronization
+import TestSupport
 import Testing
 
 /// Real threads: each carries its name in `/proc`, is gone once joined, and an object handed to one lives
@@ -100,14 +101,5 @@ struct JoinableThreadTests {
         me.withLock { $0 = thread }
         started.signal()
         #expect(finished.wait(timeout: .now() + 30) == .success)
-    }
-
-    /// Polls `condition` (every 10 ms, for up to 30 s) until it holds.
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<3000 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The shell completion scripts the binary generates name every option and subcommand its `--help` lists,

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `--help` shows usage and the subcommands first and the details after the options, `help SUBCOMMAND` is that

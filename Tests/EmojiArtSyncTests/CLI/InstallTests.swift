@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `make install` puts binaries, man pages, completions and units where a Linux system looks for them, under

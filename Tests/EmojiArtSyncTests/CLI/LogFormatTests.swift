@@ -1,6 +1,7 @@
 import EmojiArtSync
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 /// `--log-format json` lines carry the same keys, in the same order, as the logfmt ones.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The man pages are clean roff, and emojiart-sync(1) documents every option `--help` lists.

@@ -1,5 +1,6 @@
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// The progress line of `--once`: its text on real values, and what a real run draws on a terminal.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built binary on a pseudo-terminal, as when a person runs it in a terminal, through util-linux's
@@ -16,10 +17,7 @@ enum PseudoTerminal {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         try process.run()
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        while process.isRunning && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await eventually(timeout: .seconds(60)) { !process.isRunning }
         let status: Int32? = process.isRunning ? nil : process.terminationStatus
         if process.isRunning { process.terminate() }
         return (status, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Settings come from the flag, then the environment, then the config file, then the default, and

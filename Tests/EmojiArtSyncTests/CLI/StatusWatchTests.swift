@@ -1,5 +1,6 @@
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

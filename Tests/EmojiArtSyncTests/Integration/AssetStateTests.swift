@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// The numbers `status`, systemd's STATUS= and the `emojiart_sync_assets` gauge show: each asset of the feed in

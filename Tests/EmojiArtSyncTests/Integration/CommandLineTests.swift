@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

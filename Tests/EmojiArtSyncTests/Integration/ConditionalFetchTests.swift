@@ -2,6 +2,7 @@ import CurlHTTP
 import EmojiArtGallery
 import EmojiArtSync
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("AssetFetcher: conditional feed and asset requests against the gallery", .timeLimit(.minutes(2)))
@@ -25,7 +26,9 @@ struct ConditionalFetchTests {
 
             let second = try await fetcher.fetchFeed(validators: validators)
             guard case .notModified = second else { throw TestFailure("expected notModified, got \(second)") }
-            try await waitUntil { records.withLock { $0.contains { $0.path == "/gallery/images" && $0.status == 304 && $0.bytes == 0 } } }
+            try #require(await eventually(timeout: .seconds(10)) {
+                records.withLock { $0.contains { $0.path == "/gallery/images" && $0.status == 304 && $0.bytes == 0 } }
+            })
 
             server.setFaults(GalleryFaults(droppedItems: [3]))
             guard case .changed(let smaller, let newValidators) = try await fetcher.fetchFeed(validators: validators) else {
@@ -95,14 +98,5 @@ struct ConditionalFetchTests {
             throw error
         }
         await gallery.stop()
-    }
-}
-
-/// Polls `condition` every 10 ms for up to 10 s; throws if it never holds.
-private func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw TestFailure("condition not met within 10 s") }
-        try await Task.sleep(for: .milliseconds(10))
     }
 }

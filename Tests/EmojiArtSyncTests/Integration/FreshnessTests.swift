@@ -2,6 +2,7 @@ import EmojiArtGallery
 import EmojiArtSync
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 /// Content that changes on the server is noticed: the feed's tags say which keys changed, conditional requests

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// An HTTPS gallery whose certificate a private CA signed: trusted with `--ca-cert` (from the flag, the

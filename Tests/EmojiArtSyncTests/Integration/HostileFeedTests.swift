@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// A feed whose urls point elsewhere must never lead to a request elsewhere or a file outside DIR.

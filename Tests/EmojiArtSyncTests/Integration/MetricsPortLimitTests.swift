@@ -3,6 +3,7 @@ import EmbeddedHTTP
 import EmojiArtSync
 import Foundation
 import Prometheus
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

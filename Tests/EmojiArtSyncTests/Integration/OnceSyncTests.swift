@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// `--once` against a real gallery on 127.0.0.1, real libcurl, real libpng, real files.

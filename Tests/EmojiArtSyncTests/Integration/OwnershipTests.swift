@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// Files the agent did not write are never modified, moved or deleted; symlinks are never written through.

@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// How the agent spends its time: requests that arrive mid-work are never lost, idle is idle, and a pass over

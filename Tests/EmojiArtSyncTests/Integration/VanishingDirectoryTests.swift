@@ -1,6 +1,7 @@
 import EmojiArtSync
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// A file renamed into place whose row cannot be written (the index on a full disk): the agent must not leave

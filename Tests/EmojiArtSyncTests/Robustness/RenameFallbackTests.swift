@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 import Testing
 
 /// A file system without `renameat2(RENAME_NOREPLACE)` (it answers `EINVAL`): new assets are installed with

@@ -2,6 +2,7 @@ import EmojiArtGallery
 import EmojiArtSync
 import Foundation
 import Logging
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

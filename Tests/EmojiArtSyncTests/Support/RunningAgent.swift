@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import TestSupport
 
 /// A background agent running in this process (signals left to the test runner), for one test.
 final class RunningAgent: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// A real HTTPS gallery on 127.0.0.1: a certificate authority made for the test (openssl), a server

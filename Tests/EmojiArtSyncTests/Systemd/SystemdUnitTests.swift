@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The unit files in contrib/systemd, checked by systemd's own parser against the agent binary of this build.

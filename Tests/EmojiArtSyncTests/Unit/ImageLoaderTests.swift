@@ -1,6 +1,7 @@
 import EmojiArtPNG
 import EmojiArtSync
 import Synchronization
+import TestSupport
 import Testing
 
 /// The memory layer's coordination: real concurrent tasks against the real actor.

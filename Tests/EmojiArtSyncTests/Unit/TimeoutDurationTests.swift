@@ -1,4 +1,5 @@
 import EmojiArtSync
+import TestSupport
 import Testing
 
 @testable import emojiart_sync

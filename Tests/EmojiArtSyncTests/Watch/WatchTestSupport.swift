@@ -1,6 +1,7 @@
 import EmojiArtSync
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -111,25 +112,24 @@ final class WatchRecorder: Sendable {
 
     var snapshot: Snapshot { state.withLock { $0 } }
 
-    /// Waits until `condition` holds, polling every few milliseconds, for at most `timeout`; records an
+    /// Waits until `condition` holds (polled by `eventually`) for at most `timeout`; records an
     /// issue naming `what` and the events seen if the deadline passes. Returns the last snapshot.
     @discardableResult
     func wait(
         for what: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
         until condition: (Snapshot) -> Bool
     ) async -> Snapshot {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let current = snapshot
-            if condition(current) { return current }
-            if ContinuousClock.now >= deadline {
-                Issue.record(
-                    "timed out waiting for \(what); saw \(current.events) finished=\(current.finished)",
-                    sourceLocation: sourceLocation)
-                return current
-            }
-            try? await Task.sleep(for: .milliseconds(2))
+        var current = snapshot
+        let held = await eventually(timeout: timeout) {
+            current = snapshot
+            return condition(current)
         }
+        if !held {
+            Issue.record(
+                "timed out waiting for \(what); saw \(current.events) finished=\(current.finished)",
+                sourceLocation: sourceLocation)
+        }
+        return current
     }
 }
 
@@ -170,11 +170,10 @@ struct ProcessResources: CustomStringConvertible {
     /// Polls until `condition` holds (a new thread names itself a moment after it starts; a joined one
     /// can linger in /proc for a moment), or five seconds passed; returns the last reading.
     static func settle(until condition: (ProcessResources) -> Bool) async -> ProcessResources {
-        let deadline = ContinuousClock.now + .seconds(5)
         var reading = current()
-        while !condition(reading) && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+        _ = await eventually(timeout: .seconds(5)) {
             reading = current()
+            return condition(reading)
         }
         return reading
     }

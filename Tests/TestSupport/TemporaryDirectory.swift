@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -10,10 +9,12 @@ import Glibc
 ///
 /// If none can be made (a full /tmp), the failure is recorded against the test that asked, and the path is one
 /// that does not exist, so that test fails on its own; the rest of the run goes on.
-final class TemporaryDirectory {
-    let path: String
+public final class TemporaryDirectory {
+    /// The directory's absolute path.
+    public let path: String
 
-    init(_ label: String = "test") {
+    /// Makes `/tmp/emojiart-<label>-XXXXXX`.
+    public init(_ label: String = "test") {
         var template = Array("/tmp/emojiart-\(label)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!) }
         if let made {
@@ -28,29 +29,12 @@ final class TemporaryDirectory {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    func file(_ name: String) -> String { path + "/" + name }
+    /// The path of `name` inside the directory.
+    public func file(_ name: String) -> String { path + "/" + name }
 
     /// Sorted names in `sub` (relative), hidden files included.
-    func names(in sub: String = "") -> [String] {
+    public func names(in sub: String = "") -> [String] {
         let dir = sub.isEmpty ? path : path + "/" + sub
         return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted()
     }
-}
-
-/// Reads a whole file, or nil.
-func readBytes(_ path: String) -> [UInt8]? {
-    FileManager.default.contents(atPath: path).map { Array($0) }
-}
-
-/// Writes bytes to a path, replacing what is there.
-func writeBytes(_ bytes: [UInt8], to path: String) throws {
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
-}
-
-/// A thread-safe counter for tests that count calls from concurrent tasks.
-final class Counter: Sendable {
-    private let storage = Atomic<Int>(0)
-    @discardableResult
-    func increment() -> Int { storage.add(1, ordering: .relaxed).newValue }
-    var value: Int { storage.load(ordering: .relaxed) }
 }
