@@ -21,8 +21,11 @@ struct FailureLedger {
 
     var count: Int { failures.count }
     var keys: [AssetKey] { Array(failures.keys) }
+    /// Changes whenever a failure is recorded or forgotten: what is derived from the ledger is kept until then.
+    private(set) var version: UInt64 = 0
 
     mutating func record(_ failure: Failure, for key: AssetKey) {
+        version &+= 1
         forget(key)
         failures[key] = failure
         if isEarliestKnown { earliest = earliest.map { min($0, failure.retryAt) } ?? failure.retryAt }
@@ -30,10 +33,12 @@ struct FailureLedger {
 
     mutating func forget(_ key: AssetKey) {
         guard let removed = failures.removeValue(forKey: key) else { return }
+        version &+= 1
         if isEarliestKnown, removed.retryAt == earliest { isEarliestKnown = false }
     }
 
     mutating func removeAll() {
+        version &+= 1
         failures.removeAll()
         earliest = nil
         isEarliestKnown = true

@@ -199,6 +199,10 @@ public final class ImageLoader {
 
     public var cachedBytes: Int { memory.totalBytes }
     public var failingKeys: [AssetKey] { failures.keys.sorted() }
+    /// The same keys in no order (no sort for callers that only count).
+    public var failingKeysUnordered: [AssetKey] { failures.keys }
+    /// Changes whenever a failure is recorded or forgotten.
+    public var failuresVersion: UInt64 { failures.version }
     /// Keys whose last access failed and that wait for their retry.
     public var failureCount: Int { failures.count }
     /// When the earliest remembered failure may be retried (nil when none is remembered).

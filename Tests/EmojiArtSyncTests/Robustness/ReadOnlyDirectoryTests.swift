@@ -127,6 +127,10 @@ struct ReadOnlyDirectoryTests {
         })
         // On the read-only mount the status file cannot be written either: said once, clearly, not at every
         // change. (chmod 0555 on DIR leaves its state directory writable, and the status is written as usual.)
+        if readOnly.backing != nil {
+            // The status is written at most four times a second, after a change: wait for its line.
+            _ = await eventually(timeout: .seconds(10)) { lines().dropFirst(start).contains { $0.contains("event=status") } }
+        }
         let statusLines = lines().dropFirst(start).filter { $0.contains("event=status") }
         if readOnly.backing != nil {
             #expect(statusLines.count == 1, "\(statusLines.joined(separator: "\n"))")
