@@ -21,7 +21,7 @@ struct FeedPass {
         let failure: String?
     }
 
-    /// Runs the pass; `collect` sees every outcome on the caller's isolation, hits of a batch first. Returns the
+    /// Runs the pass; `collect` sees every outcome on the caller's isolation, a batch's hits and refusals first. Returns the
     /// most misses that were loading at once.
     @discardableResult
     func run(
@@ -43,6 +43,9 @@ struct FeedPass {
                 let answer = await database.answer(entries[start..<end])
                 start = end
                 for hit in answer.answered { collect(Outcome(key: hit.key, hit: hit.hit, bytes: hit.bytes, failure: nil)) }
+                for refusal in answer.refused {
+                    collect(Outcome(key: refusal.key, hit: nil, bytes: 0, failure: refusal.failure))
+                }
                 for key in answer.misses {
                     if alive == window, let outcome = await group.next() {
                         alive -= 1

@@ -70,12 +70,7 @@ public final class ImageLoader {
             let (asset, _) = try await result(of: running, for: key).get()
             return (asset, .memory)
         }
-        if let failure = failures[key] {
-            let remaining = now().duration(to: failure.retryAt)
-            if remaining > .zero {
-                throw RememberedFailure(key: key, underlying: failure.error, attempts: failure.attempts, retryIn: remaining)
-            }
-        }
+        if let refusal = rememberedFailure(for: key) { throw refusal }
         return try await startLoad(for: key, load: load)
     }
 
@@ -153,8 +148,17 @@ public final class ImageLoader {
     /// Whether a load of `key` runs now (an access must join it, which means waiting).
     public func isLoading(_ key: AssetKey) -> Bool { inFlight[key] != nil }
 
-    /// Whether a failure of `key` is remembered (an access must go through `asset(for:load:)` to be refused).
+    /// Whether a failure of `key` is remembered, due for its retry or not.
     public func hasFailureOnRecord(_ key: AssetKey) -> Bool { failures[key] != nil }
+
+    /// The refusal an access of `key` gets now: its failure is remembered and its retry time has not come.
+    /// Nil when there is none, or when it is due (the next access tries again).
+    public func rememberedFailure(for key: AssetKey) -> RememberedFailure? {
+        guard let failure = failures[key] else { return nil }
+        let remaining = now().duration(to: failure.retryAt)
+        guard remaining > .zero else { return nil }
+        return RememberedFailure(key: key, underlying: failure.error, attempts: failure.attempts, retryIn: remaining)
+    }
 
     /// Keeps an asset that was answered without a load (a trusted disk hit in a batch), as a finished load would.
     public func remember(_ asset: Asset) {

@@ -1,83 +1,115 @@
-import DequeModule
-
 /// A least-recently-used map of assets bounded by what they cost in memory (`Asset.memoryCost`).
 ///
-/// A plain value type (the `ImageLoader` actor owns the one that matters). Inserting past the limit evicts
-/// the least recently used assets first; an asset larger than the whole limit is not kept at all.
+/// A plain value type (the `ImageLoader` owns the one that matters). Inserting past the limit evicts the least
+/// recently used assets first; an asset larger than the whole limit is not kept at all.
 ///
-/// Every operation is O(1) amortised, whatever the number of entries (a pass over a 100,000-item feed makes
-/// hundreds of thousands of them): entries live in a dictionary with the stamp of their last use, and the
-/// recency order is a queue of (key, stamp) in which a use appends a new stamp instead of moving the old one.
-/// Eviction pops from the front and skips stamps that are no longer current; the queue is compacted when
-/// stale stamps outnumber live ones.
+/// Every operation is O(1), whatever the number of entries (a pass over a 100,000-item feed makes hundreds of
+/// thousands of them): the assets live in an array of slots chained in recency order by index (a doubly linked
+/// list without a node allocation per entry), and a dictionary finds a key's slot. A use moves the slot to the
+/// front; eviction takes from the back; a freed slot is reused by the next insert.
 public struct MemoryCache: Sendable {
     public let byteLimit: Int
     public private(set) var totalBytes = 0
-    private var entries: [AssetKey: (asset: Asset, stamp: UInt64)] = [:]
-    /// Oldest use first; a key may appear several times, only its latest stamp is live.
-    private var recency: Deque<(key: AssetKey, stamp: UInt64)> = []
-    private var clock: UInt64 = 0
+
+    private struct Slot: Sendable {
+        var asset: Asset?
+        /// Neighbours in recency order (towards the most and the least recently used), or `none`.
+        var newer: Int32
+        var older: Int32
+    }
+
+    private static let none: Int32 = -1
+    private var slotOfKey: [AssetKey: Int32] = [:]
+    private var slots: ContiguousArray<Slot> = []
+    /// Slots emptied by removal or eviction, reused before the array grows.
+    private var freeSlots: [Int32] = []
+    private var newest = MemoryCache.none
+    private var oldest = MemoryCache.none
 
     public init(byteLimit: Int) {
         self.byteLimit = max(0, byteLimit)
     }
 
-    public var count: Int { entries.count }
+    public var count: Int { slotOfKey.count }
 
     /// Returns the asset and marks it most recently used.
     public mutating func get(_ key: AssetKey) -> Asset? {
-        guard let position = entries.index(forKey: key) else { return nil }
-        clock &+= 1
-        entries.values[position].stamp = clock  // one lookup, no copy of the entry
-        recency.append((key, clock))
-        if recency.count > 2 * entries.count + 64 { compact() }
-        return entries.values[position].asset
+        guard let slot = slotOfKey[key] else { return nil }
+        moveToFront(slot)
+        return slots[Int(slot)].asset
     }
 
     /// Whether `key` is cached, without touching recency.
-    public func contains(_ key: AssetKey) -> Bool { entries[key] != nil }
+    public func contains(_ key: AssetKey) -> Bool { slotOfKey[key] != nil }
 
     /// Inserts or replaces, then evicts until within the limit. Returns how many entries were evicted.
     @discardableResult
     public mutating func insert(_ asset: Asset) -> Int {
         remove(asset.key)
         guard asset.memoryCost <= byteLimit else { return 0 }
-        touch(asset.key, asset)
+        let slot: Int32
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            slots[Int(slot)] = Slot(asset: asset, newer: Self.none, older: Self.none)
+        } else {
+            slot = Int32(slots.count)
+            slots.append(Slot(asset: asset, newer: Self.none, older: Self.none))
+        }
+        slotOfKey[asset.key] = slot
+        link(slot)
         totalBytes += asset.memoryCost
         var evicted = 0
-        while totalBytes > byteLimit, let oldest = recency.popFirst() {
-            guard let entry = entries[oldest.key], entry.stamp == oldest.stamp else { continue }  // stale use
-            entries[oldest.key] = nil
-            totalBytes -= entry.asset.memoryCost
+        while totalBytes > byteLimit, oldest != Self.none {
+            let victim = oldest
+            guard let key = slots[Int(victim)].asset?.key else { break }
+            remove(key)
             evicted += 1
         }
         return evicted
     }
 
     public mutating func remove(_ key: AssetKey) {
-        if let old = entries.removeValue(forKey: key) {
-            totalBytes -= old.asset.memoryCost
-        }
+        guard let slot = slotOfKey.removeValue(forKey: key) else { return }
+        unlink(slot)
+        totalBytes -= slots[Int(slot)].asset?.memoryCost ?? 0
+        slots[Int(slot)].asset = nil
+        freeSlots.append(slot)
     }
 
     /// Empties the cache; returns what was dropped.
     public mutating func removeAll() -> (entries: Int, bytes: Int) {
-        let dropped = (entries.count, totalBytes)
-        entries.removeAll()
-        recency.removeAll()
+        let dropped = (slotOfKey.count, totalBytes)
+        slotOfKey = [:]
+        slots = []
+        freeSlots = []
+        newest = Self.none
+        oldest = Self.none
         totalBytes = 0
         return dropped
     }
 
-    private mutating func touch(_ key: AssetKey, _ asset: Asset) {
-        clock &+= 1
-        entries[key] = (asset, clock)
-        recency.append((key, clock))
-        if recency.count > 2 * entries.count + 64 { compact() }
+    // MARK: - The recency chain
+
+    private mutating func moveToFront(_ slot: Int32) {
+        guard slot != newest else { return }
+        unlink(slot)
+        link(slot)
     }
 
-    /// Drops stale uses from the recency queue, keeping the live ones in order.
-    private mutating func compact() {
-        recency = Deque(recency.filter { entries[$0.key]?.stamp == $0.stamp })
+    /// Puts an unlinked slot in front, as the most recently used.
+    private mutating func link(_ slot: Int32) {
+        slots[Int(slot)].older = newest
+        slots[Int(slot)].newer = Self.none
+        if newest != Self.none { slots[Int(newest)].newer = slot }
+        newest = slot
+        if oldest == Self.none { oldest = slot }
+    }
+
+    private mutating func unlink(_ slot: Int32) {
+        let newer = slots[Int(slot)].newer, older = slots[Int(slot)].older
+        if newer != Self.none { slots[Int(newer)].older = older } else { newest = older }
+        if older != Self.none { slots[Int(older)].newer = newer } else { oldest = newer }
+        slots[Int(slot)].newer = Self.none
+        slots[Int(slot)].older = Self.none
     }
 }

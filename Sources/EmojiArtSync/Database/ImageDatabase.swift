@@ -140,10 +140,11 @@ public final class ImageDatabase {
 
     // MARK: - Accesses
 
-    /// Answers a batch of feed entries in one turn: memory hits and disk hits whose fingerprint is the recorded
-    /// one are logged and returned as answered; everything else (not stored, damaged, a load in flight to join, a
-    /// failure on record) is returned as a miss, for `image(_:)`. Duplicates of a key in the batch are answered
-    /// alike: the second one of a key found on disk is a memory hit, as in the book.
+    /// Answers a batch of feed entries in one turn: memory hits, disk hits whose fingerprint is the recorded one,
+    /// and refusals of keys whose failure is remembered (its retry time not come) are logged and returned as
+    /// answered; everything else (not stored, damaged, a load in flight to join, a failure due for its retry) is
+    /// returned as a miss, for `image(_:)`. Duplicates of a key in the batch are answered alike: the second one
+    /// of a key found on disk is a memory hit, as in the book.
     public func answer(_ entries: ArraySlice<AssetKey>) -> BatchAnswer {
         siloVisits += 1
         var answer = BatchAnswer()
@@ -151,7 +152,11 @@ public final class ImageDatabase {
         do {
             try index.transaction { () throws(SyncError) in
                 for key in entries {
-                    try answer.take(key, from: self)
+                    switch try answerNow(key) {
+                    case .hit(let asset, let hit)?: answer.answered.append((key, hit, asset.size))
+                    case .refused(let failure)?: answer.refused.append((key, String(describing: failure)))
+                    case nil: answer.misses.append(key)
+                    }
                     taken += 1
                 }
             }
@@ -164,21 +169,34 @@ public final class ImageDatabase {
         return answer
     }
 
-    /// One key of a batch: a hit answered now, or a miss. Throws when the index cannot be read.
-    func answerNow(_ key: AssetKey) throws(SyncError) -> (Asset, Hit)? {
+    /// What a batch can answer about one key without waiting.
+    enum ImmediateAnswer {
+        case hit(Asset, Hit)
+        /// A remembered failure whose retry time has not come: the access is refused (and logged) as
+        /// `image(_:)` would refuse it.
+        case refused(ImageLoader.RememberedFailure)
+    }
+
+    /// One key of a batch: answered now, or nil for a miss. Throws when the index cannot be read.
+    func answerNow(_ key: AssetKey) throws(SyncError) -> ImmediateAnswer? {
         if let asset = loader.cachedAsset(for: key) {
             logAccess(key, hit: .memory, asset: asset)
-            return (asset, .memory)
+            return .hit(asset, .memory)
+        }
+        guard !loader.isLoading(key) else { return nil }
+        if let failure = loader.rememberedFailure(for: key) {
+            logFailure(key, failure)
+            return .refused(failure)
         }
         // One lstat decides: the recorded fingerprint (device, inode, size, mtime, ctime of the regular file the
         // agent wrote or verified) or nothing; anything else is a miss, looked at closely by `image(_:)`.
-        guard !loader.isLoading(key), !loader.hasFailureOnRecord(key), let entry = try index.entry(for: key),
+        guard !loader.hasFailureOnRecord(key), let entry = try index.entry(for: key),
             let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
         else { return nil }
         let asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
         loader.remember(asset)
         logAccess(key, hit: .disk, asset: asset)
-        return (asset, .disk)
+        return .hit(asset, .disk)
     }
 
     /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line. The line is
@@ -271,17 +289,10 @@ public final class ImageDatabase {
     }
 }
 
-/// What one batch visit answered: the hits (already logged and counted) and the keys that need a load.
+/// What one batch visit answered: the hits (already logged and counted), the refusals of failures on record
+/// (already logged), and the keys that need a load.
 public struct BatchAnswer: Sendable {
     public var answered: [(key: AssetKey, hit: Hit, bytes: Int)] = []
+    public var refused: [(key: AssetKey, failure: String)] = []
     public var misses: [AssetKey] = []
-
-    @SyncActor
-    mutating func take(_ key: AssetKey, from database: ImageDatabase) throws(SyncError) {
-        if let (asset, hit) = try database.answerNow(key) {
-            answered.append((key, hit, asset.size))
-        } else {
-            misses.append(key)
-        }
-    }
 }

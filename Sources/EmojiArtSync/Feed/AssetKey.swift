@@ -5,7 +5,11 @@
 /// another host or name a file outside its directory: absolute or scheme-relative URLs, paths not starting
 /// with `/`, `..` segments (also percent-encoded), backslashes, fragments, whitespace, control characters,
 /// NUL, non-ASCII, and keys longer than `maximumLength`.
-public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+///
+/// A class, not a struct: a feed lists every key three times and the memory cache, the index's answers and the
+/// pass all hold it, so a copy is one reference, and the hash of its url is worked out once, when the key is
+/// accepted (every access hashes the key into a dictionary or two; docs/BENCHMARKS.md has the profile).
+public final class AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Longer keys are refused: no gallery needs them, and they bound log lines and file names.
     public static let maximumLength = 1024
 
@@ -15,6 +19,9 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// The name of the key's file in the sync directory (`AssetFileName`), worked out once, when the key is
     /// accepted: every access logs it and looks the index up by it.
     public let fileName: String
+
+    /// `rawValue`'s hash in this process, for `hash(into:)` and a cheap first test in `==`.
+    private let urlHash: Int
 
     /// Why a feed URL was refused.
     public struct Rejection: Error, Sendable, Equatable, CustomStringConvertible {
@@ -29,6 +36,7 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
         try Self.validate(url)
         self.rawValue = url
         self.fileName = AssetFileName.derive(from: url)
+        self.urlHash = url.hashValue
     }
 
     /// A key read back from the agent's own index: checked like a feed url, with the file name its row records
@@ -37,6 +45,7 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
         try Self.validate(url)
         self.rawValue = url
         self.fileName = fileName
+        self.urlHash = url.hashValue
     }
 
     private static func validate(_ url: String) throws(Rejection) {
@@ -86,8 +95,10 @@ public struct AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible 
         (segment.length == 1 || segment.length == 2) && segment.dots == segment.length
     }
 
-    public static func == (lhs: AssetKey, rhs: AssetKey) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    public static func == (lhs: AssetKey, rhs: AssetKey) -> Bool {
+        lhs === rhs || (lhs.urlHash == rhs.urlHash && lhs.rawValue == rhs.rawValue)
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(urlHash) }
 
     public var description: String { rawValue }
 

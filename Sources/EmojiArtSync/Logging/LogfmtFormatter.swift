@@ -20,14 +20,33 @@ public enum LogfmtFormatter {
 
     /// Prefixes the `fields(...)` of an event with its timestamp: `ts=... level=...`.
     public static func line(timestamp: Date, fields: String) -> String {
-        "ts=\(timestampString(timestamp)) " + fields
+        var line = "ts="
+        line.reserveCapacity(28 + fields.utf8.count)
+        line += timestampString(timestamp)
+        line += " "
+        line += fields
+        return line
     }
 
     /// The line without its timestamp, `level=info msg="..." ...`: what the journal gets (it stamps lines).
+    /// Written into one string in the order of `orderedFields` (every access writes one of these lines, so no
+    /// array of fields and no join on the way).
     public static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        orderedFields(level: level, message: message, metadata: metadata)
-            .map { "\(sanitizeKey($0.key))=\(quote($0.value))" }
-            .joined(separator: " ")
+        var line = "level="
+        line.reserveCapacity(192)
+        line += level.rawValue
+        func append(_ key: String, _ value: String) {
+            line += " "
+            line += sanitizeKey(key)
+            line += "="
+            appendQuoted(value, to: &line)
+        }
+        if !message.isEmpty { append("msg", message) }
+        if let event = metadata["event"] { append("event", event.description) }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where key != "event" {
+            append(key, value.description)
+        }
+        return line
     }
 
     /// An event's keys and values in the order every log format writes them: `level`, `msg` (when not
@@ -46,13 +65,19 @@ public enum LogfmtFormatter {
 
     /// Quotes a value when logfmt needs it; plain tokens stay bare so lines read naturally.
     public static func quote(_ value: String) -> String {
-        // Every byte that needs quoting is ASCII, so a walk of the UTF-8 bytes decides (the common case,
-        // a bare token, costs no allocation).
-        let needsQuotes = value.isEmpty || value.utf8.contains { byte in
+        needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value
+    }
+
+    /// Appends `value` to `line` as `quote(_:)` renders it, without a copy for a bare token.
+    static func appendQuoted(_ value: String, to line: inout String) {
+        line += needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value
+    }
+
+    /// Every byte that needs quoting is ASCII, so a walk of the UTF-8 bytes decides.
+    private static func needsQuotes(_ value: String) -> Bool {
+        value.isEmpty || value.utf8.contains { byte in
             byte == 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte < 0x20 || byte == 0x7F
         }
-        guard needsQuotes else { return value }
-        return quoted(value, escapingLineSeparators: false)
     }
 
     /// `value` in double quotes with `"`, `\`, CR, LF, tab and control characters escaped, so that one event is
@@ -101,25 +126,30 @@ public enum LogfmtFormatter {
         let millis = min(999, max(0, Int((since1970 - Double(seconds)) * 1000)))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        var text: [UInt8] = []
-        text.reserveCapacity(24)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                text.append(0x30 + UInt8(truncatingIfNeeded: (rest / divisor) % 10))
-                rest %= divisor
-                divisor /= 10
+        return String(unsafeUninitializedCapacity: 24) { text in
+            var at = 0
+            func put(_ byte: UInt8) {
+                text[at] = byte
+                at += 1
             }
+            func digits(_ value: Int, _ width: Int) {
+                var divisor = 1
+                for _ in 1..<width { divisor *= 10 }
+                var rest = value
+                while divisor > 0 {
+                    put(0x30 + UInt8(truncatingIfNeeded: (rest / divisor) % 10))
+                    rest %= divisor
+                    divisor /= 10
+                }
+            }
+            digits(Int(parts.tm_year) + 1900, 4); put(0x2D)  // -
+            digits(Int(parts.tm_mon) + 1, 2); put(0x2D)
+            digits(Int(parts.tm_mday), 2); put(0x54)  // T
+            digits(Int(parts.tm_hour), 2); put(0x3A)  // :
+            digits(Int(parts.tm_min), 2); put(0x3A)
+            digits(Int(parts.tm_sec), 2); put(0x2E)  // .
+            digits(millis, 3); put(0x5A)  // Z
+            return at
         }
-        digits(Int(parts.tm_year) + 1900, 4); text.append(0x2D)  // -
-        digits(Int(parts.tm_mon) + 1, 2); text.append(0x2D)
-        digits(Int(parts.tm_mday), 2); text.append(0x54)  // T
-        digits(Int(parts.tm_hour), 2); text.append(0x3A)  // :
-        digits(Int(parts.tm_min), 2); text.append(0x3A)
-        digits(Int(parts.tm_sec), 2); text.append(0x2E)  // .
-        digits(millis, 3); text.append(0x5A)  // Z
-        return String(decoding: text, as: UTF8.self)
     }
 }

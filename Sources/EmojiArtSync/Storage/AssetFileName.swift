@@ -31,47 +31,52 @@ public enum AssetFileName {
     }
 
     /// The book's `fileName(for:)`: drop the first character, split at anything that is not a letter or digit,
-    /// join the non-empty pieces with `_`.
+    /// join the non-empty pieces with `_`. (A walk of the bytes: every byte of a multi-byte character is not a
+    /// letter or digit, so this is the same split as one by characters.)
     static func bookMapping(_ key: String) -> String {
-        let scalars = key.unicodeScalars.dropFirst()
-        var pieces: [String] = []
-        var current = ""
-        for scalar in scalars {
-            if isAlphanumeric(scalar) {
-                current.unicodeScalars.append(scalar)
-            } else if !current.isEmpty {
-                pieces.append(current)
-                current = ""
+        var name: [UInt8] = []
+        name.reserveCapacity(key.utf8.count)
+        var separated = false
+        for byte in key.utf8.dropFirst() {
+            if isAlphanumeric(byte) {
+                if separated && !name.isEmpty { name.append(UInt8(ascii: "_")) }
+                separated = false
+                name.append(byte)
+            } else {
+                separated = true
             }
         }
-        if !current.isEmpty { pieces.append(current) }
-        return pieces.joined(separator: "_")
+        return String(decoding: name, as: UTF8.self)
     }
 
     /// The book's name when `key` is `/SEG/SEG?SEG` (alphanumeric segments of bounded length), else nil.
     private static func bookName(for key: String) -> String? {
-        let bytes = Array(key.utf8)
-        guard bytes.first == UInt8(ascii: "/") else { return nil }
-        var segments: [[UInt8]] = [[]]
-        var separators: [UInt8] = []
-        for byte in bytes.dropFirst() {
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") {
-                separators.append(byte)
-                segments.append([])
-            } else if isAlphanumeric(Unicode.Scalar(byte)) {
-                segments[segments.count - 1].append(byte)
+        let separators = [UInt8(ascii: "/"), UInt8(ascii: "?")]
+        guard key.utf8.first == UInt8(ascii: "/") else { return nil }
+        var name: [UInt8] = []
+        name.reserveCapacity(key.utf8.count)
+        var separatorsSeen = 0
+        var segmentLength = 0
+        for byte in key.utf8.dropFirst() {
+            if isAlphanumeric(byte) {
+                name.append(byte)
+                segmentLength += 1
+            } else if separatorsSeen < separators.count, byte == separators[separatorsSeen],
+                (1...maximumSegmentLength).contains(segmentLength)
+            {
+                name.append(UInt8(ascii: "_"))
+                separatorsSeen += 1
+                segmentLength = 0
             } else {
                 return nil
             }
         }
-        guard separators == [UInt8(ascii: "/"), UInt8(ascii: "?")],
-            segments.allSatisfy({ !$0.isEmpty && $0.count <= maximumSegmentLength })
-        else { return nil }
-        return segments.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "_")
+        guard separatorsSeen == separators.count, (1...maximumSegmentLength).contains(segmentLength) else { return nil }
+        return String(decoding: name, as: UTF8.self)
     }
 
-    private static func isAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        switch byte {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
         default: return false
         }

@@ -38,6 +38,38 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
         #expect(!cache.contains(key))
     }
 
+    /// Thousands of random gets, inserts and removes against a plain list kept in recency order: the cache holds
+    /// exactly the keys the list says, and evicts in its order.
+    @Test func agreesWithAListInRecencyOrderOverRandomOperations() throws {
+        let keys = try (0..<40).map { try AssetKey(feedURL: "/gallery/image?\($0)") }
+        var cache = MemoryCache(byteLimit: 12 * 256 + 10 * 64)
+        var model: [(key: AssetKey, cost: Int)] = []  // most recent last
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<5_000 {
+            let key = keys.randomElement(using: &generator)!
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<4:
+                let found = cache.get(key) != nil
+                let position = model.firstIndex { $0.key == key }
+                #expect(found == (position != nil), "step \(step): get")
+                if let position { model.append(model.remove(at: position)) }
+            case 4..<9:
+                let size = Int.random(in: 0...128, using: &generator)
+                let bytes = [UInt8](repeating: 1, count: size)
+                cache.insert(Asset(key: key, bytes: bytes, sha256: "00", width: 1, height: 1))
+                model.removeAll { $0.key == key }
+                model.append((key, size + 256))
+                while model.reduce(0, { $0 + $1.cost }) > cache.byteLimit { model.removeFirst() }
+            default:
+                cache.remove(key)
+                model.removeAll { $0.key == key }
+            }
+            #expect(cache.count == model.count, "step \(step): count")
+            #expect(cache.totalBytes == model.reduce(0) { $0 + $1.cost }, "step \(step): bytes")
+        }
+        for key in keys { #expect(cache.contains(key) == model.contains { $0.key == key }) }
+    }
+
     @Test func replacingAnEntryKeepsTheByteCountRight() throws {
         var cache = MemoryCache(byteLimit: 1000)
         cache.insert(try makeAsset(1, size: 100))
