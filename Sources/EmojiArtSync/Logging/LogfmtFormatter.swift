@@ -29,24 +29,29 @@ public enum LogfmtFormatter {
     }
 
     /// The line without its timestamp, `level=info msg="..." ...`: what the journal gets (it stamps lines).
-    /// Written into one string in the order of `orderedFields` (every access writes one of these lines, so no
-    /// array of fields and no join on the way).
+    /// Written into one buffer in the order of `orderedFields` (every access writes one of these lines, so no
+    /// array of rendered fields and no join on the way).
     public static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        var line = "level="
-        line.reserveCapacity(192)
-        line += level.rawValue
-        func append(_ key: String, _ value: String) {
-            line += " "
-            line += sanitizeKey(key)
-            line += "="
-            appendQuoted(value, to: &line)
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        func put(_ text: String) {
+            var text = text
+            text.withUTF8 { line.append(contentsOf: $0) }
         }
-        if !message.isEmpty { append("msg", message) }
-        if let event = metadata["event"] { append("event", event.description) }
+        func field(_ key: String, _ value: String) {
+            line.append(UInt8(ascii: " "))
+            put(sanitizeKey(key))
+            line.append(UInt8(ascii: "="))
+            put(needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value)
+        }
+        put("level=")
+        put(level.rawValue)
+        if !message.isEmpty { field("msg", message) }
+        if let event = metadata["event"] { field("event", event.description) }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where key != "event" {
-            append(key, value.description)
+            field(key, value.description)
         }
-        return line
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// An event's keys and values in the order every log format writes them: `level`, `msg` (when not
@@ -68,15 +73,13 @@ public enum LogfmtFormatter {
         needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value
     }
 
-    /// Appends `value` to `line` as `quote(_:)` renders it, without a copy for a bare token.
-    static func appendQuoted(_ value: String, to line: inout String) {
-        line += needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value
-    }
-
     /// Every byte that needs quoting is ASCII, so a walk of the UTF-8 bytes decides.
     private static func needsQuotes(_ value: String) -> Bool {
-        value.isEmpty || value.utf8.contains { byte in
-            byte == 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte < 0x20 || byte == 0x7F
+        var value = value
+        return value.withUTF8 { bytes in  // a walk of contiguous bytes, not of the UTF-8 view
+            bytes.isEmpty || bytes.contains { byte in
+                byte == 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte < 0x20 || byte == 0x7F
+            }
         }
     }
 
@@ -106,7 +109,8 @@ public enum LogfmtFormatter {
     }
 
     private static func sanitizeKey(_ key: String) -> String {
-        if !key.isEmpty, key.utf8.allSatisfy(isKeyByte) { return key }  // every key the agent itself writes
+        var bytes = key
+        if bytes.withUTF8({ !$0.isEmpty && $0.allSatisfy(isKeyByte) }) { return key }  // every key the agent writes
         let cleaned = key.unicodeScalars.map { scalar -> Character in
             scalar.isASCII && isKeyByte(UInt8(scalar.value)) ? Character(scalar) : "_"
         }
