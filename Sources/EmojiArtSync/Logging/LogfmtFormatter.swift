@@ -87,25 +87,39 @@ public enum LogfmtFormatter {
     /// always one line; with `escapingLineSeparators`, U+2028 and U+2029 too (JSON readers in JavaScript need
     /// it). The one escaper of both log formats.
     static func quoted(_ value: String, escapingLineSeparators: Bool) -> String {
-        var escaped = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F
-                    || (escapingLineSeparators && (scalar.value == 0x2028 || scalar.value == 0x2029))
-                {
-                    escaped += String(format: "\\u%04x", scalar.value)
-                } else {
-                    escaped.unicodeScalars.append(scalar)
-                }
+        var text = value
+        return text.withUTF8 { bytes in
+            var escaped: [UInt8] = [UInt8(ascii: "\"")]
+            escaped.reserveCapacity(bytes.count + 16)
+            func escape(_ text: StaticString) {
+                escaped.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
             }
+            let hex: StaticString = "0123456789abcdef"
+            var at = 0
+            while at < bytes.count {
+                let byte = bytes[at]
+                switch byte {
+                case UInt8(ascii: "\""): escape("\\\"")
+                case UInt8(ascii: "\\"): escape("\\\\")
+                case 0x0A: escape("\\n")
+                case 0x0D: escape("\\r")
+                case 0x09: escape("\\t")
+                case 0..<0x20, 0x7F:
+                    escape("\\u00")
+                    escaped.append(hex.utf8Start[Int(byte >> 4)])
+                    escaped.append(hex.utf8Start[Int(byte & 0xF)])
+                case 0xE2 where escapingLineSeparators && at + 2 < bytes.count && bytes[at + 1] == 0x80
+                    && (bytes[at + 2] == 0xA8 || bytes[at + 2] == 0xA9):
+                    escape(bytes[at + 2] == 0xA8 ? "\\u2028" : "\\u2029")  // U+2028, U+2029
+                    at += 2
+                default:
+                    escaped.append(byte)  // a byte of valid UTF-8 (the String's own), copied as it is
+                }
+                at += 1
+            }
+            escaped.append(UInt8(ascii: "\""))
+            return String(decoding: escaped, as: UTF8.self)
         }
-        return escaped + "\""
     }
 
     private static func sanitizeKey(_ key: String) -> String {

@@ -47,6 +47,29 @@ import Testing
         #expect(LogfmtFormatter.quote("") == "\"\"")
     }
 
+    /// Every control character is escaped (the short escapes where JSON has them, `\u00XX` otherwise); other
+    /// characters, multi-byte ones included, are copied as they are.
+    @Test func quotingEscapesEveryControlCharacterAndKeepsTheRest() {
+        for byte in UInt8(0)..<0x20 {
+            let scalar = Unicode.Scalar(byte)
+            let expected: String =
+                switch byte {
+                case 0x0A: #""\n""#
+                case 0x0D: #""\r""#
+                case 0x09: #""\t""#
+                default: "\"\\u00" + String(byte, radix: 16).leftPadded(to: 2) + "\""
+                }
+            #expect(LogfmtFormatter.quote("\(Character(scalar))") == expected, "byte \(byte)")
+        }
+        #expect(LogfmtFormatter.quote("\u{7F}") == #""\u007f""#)
+        #expect(LogfmtFormatter.quote("é ☃ 🎨") == "\"é ☃ 🎨\"")
+        #expect(LogfmtFormatter.quote("a b\u{2028}") == "\"a b\u{2028}\"")  // logfmt keeps it; the JSON format escapes it
+        #expect(LogfmtFormatter.quote(#"back\slash "q""#) == #""back\\slash \"q\"""#)
+        let json = LogFormat.json.line(
+            timestamp: .init(timeIntervalSince1970: 0), level: .info, message: "m", metadata: ["key": "a\u{2028}b\u{2029}c☃"])
+        #expect(json.contains(#""key":"a\u2028b\u2029c☃""#), "\(json)")
+    }
+
     @Test func aHostileValueCannotForgeASecondLine() {
         let line = LogfmtFormatter.line(
             timestamp: .init(timeIntervalSince1970: 0), level: .info, message: "m",
@@ -55,5 +78,11 @@ import Testing
         #expect(line.hasPrefix("ts=1970-01-01T00:00:00.000Z level=info msg=m event=asset "))
         #expect(line.contains(#"key="/x\nts=0 level=error event=forged""#))
         #expect(line.contains(#"quote="say \"hi\"""#))
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }
