@@ -5,7 +5,7 @@
 #   contrib/bench/scale.sh [--small-count 100000] [--full-count 1000] [--runs 5] [--deletes 50] [--window 10]
 #                          [--bin DIR]   (use the binaries in DIR instead of building release ones)
 #
-# Builds release binaries; exports --full-count full-size (360x650, ~50 KB) and --small-count small (16x16,
+# Builds release binaries as `make install` installs them (static Swift runtime, stripped); exports --full-count full-size (360x650, ~50 KB) and --small-count small (16x16,
 # ~106 B) assets with `emojiart-gallery export`; serves each export with nginx (installed from Debian when
 # missing) on 127.0.0.1 at a free port, with its own config in a temp dir (keep-alive on, access log off,
 # sendfile, worker_rlimit_nofile high, ETag and Last-Modified on as nginx does for static files). Then, per
@@ -47,21 +47,24 @@ fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 contrib/install-deps.sh >/dev/null
 
-if [ -z "$bin" ]; then
-  echo "building release binaries..." >&2
-  swift build -c release --product emojiart-sync >/dev/null
-  swift build -c release --product emojiart-gallery >/dev/null
-  bin=$(swift build -c release --show-bin-path)
-fi
-build_kind=$(case "$bin" in */release*) echo release ;; *) echo "NOT release: $bin" ;; esac)
-
 work=$(mktemp -d -t emojiart-scale-XXXXXX)
+
 nginx_pids=()
 cleanup() {
   for pid in "${nginx_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
+if [ -z "$bin" ]; then
+  # What a user runs: the binaries `make install` puts in place (release, the Swift runtime linked in, stripped).
+  echo "building release binaries (make; make install into a scratch root)..." >&2
+  make >/dev/null
+  make install DESTDIR="$work/pkg" PREFIX=/usr >/dev/null
+  bin=$work/pkg/usr/bin
+  build_kind="release, installed by make install"
+else
+  build_kind=$(case "$bin" in */release*) echo release ;; *) echo "NOT release: $bin" ;; esac)
+fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
