@@ -1,5 +1,5 @@
 /// A valid image as the agent knows it: the key, the size and SHA-256 of the exact bytes the server sent, and
-/// the bytes themselves when this access read or fetched them. Immutable and `Sendable`, so the memory cache,
+/// the bytes themselves when this access read or fetched them (the memory cache keeps the asset without them). Immutable and `Sendable`, so the memory cache,
 /// the database and the log can all hold it.
 ///
 /// `bytes` is nil for a disk hit the agent trusted without reading the file (its `lstat` fingerprint is the
@@ -33,6 +33,22 @@ public struct Asset: Sendable, Equatable {
         self.bytes = nil
         self.width = nil
         self.height = nil
+    }
+
+    /// The asset without its bytes: what the memory cache keeps once the file is on disk. No access reads image
+    /// bytes from memory (a repair fetches from the gallery; the file is the copy), so holding them would only
+    /// cost memory: 64 MiB of cache is about 260,000 records, not 1,300 full-size images.
+    public var withoutBytes: Asset {
+        Asset(key: key, size: size, sha256: sha256, width: width, height: height)
+    }
+
+    private init(key: AssetKey, size: Int, sha256: String, width: UInt32?, height: UInt32?) {
+        self.key = key
+        self.size = size
+        self.sha256 = sha256
+        self.bytes = nil
+        self.width = width
+        self.height = height
     }
 
     /// What holding this asset in memory costs: its bytes, plus a fixed allowance for the record itself so

@@ -1,7 +1,8 @@
 import Foundation
 import EmojiArtPNG
 
-/// The memory layer: a byte-bounded LRU of assets, de-duplication of loads in flight, and a memory of
+/// The memory layer: a byte-bounded LRU of assets (what the agent knows of each, not its bytes: see
+/// `Asset.withoutBytes`), de-duplication of loads in flight, and a memory of
 /// recent failures with a time after which they are retried (the book's `ImageLoader`, which kept
 /// `.failed` forever).
 ///
@@ -99,7 +100,7 @@ public final class ImageLoader {
         }
         switch result {
         case .success(let loaded):
-            memory.insert(loaded.0)
+            memory.insert(loaded.0.withoutBytes)
             failures.forget(key)
             return loaded
         case .failure(let error):
@@ -162,7 +163,7 @@ public final class ImageLoader {
 
     /// Keeps an asset that was answered without a load (a trusted disk hit in a batch), as a finished load would.
     public func remember(_ asset: Asset) {
-        memory.insert(asset)
+        memory.insert(asset.withoutBytes)
     }
 
     /// Loads in flight that are being waited for (for tests and `status`).

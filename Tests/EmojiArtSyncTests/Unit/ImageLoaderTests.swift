@@ -108,6 +108,18 @@ import Testing
         #expect(await loader.nextRetryAt == start.advanced(by: .seconds(2)))
     }
 
+    /// A fetched image's bytes are written to its file and dropped: memory keeps the record (256 bytes of
+    /// accounting), so the cache's bound counts images known, not image bytes held.
+    @Test func memoryKeepsWhatIsKnownOfAnImageNotItsBytes() async throws {
+        let loader = ImageLoader(memoryLimit: 1 << 20)
+        let asset = try makeAsset(4, size: 50_000)
+        let (loaded, hit) = try await loader.asset(for: asset.key) { (asset, .network) }
+        #expect(hit == .network && loaded.bytes?.count == 50_000)  // the access itself gets the bytes
+        let (cached, again) = try await loader.asset(for: asset.key) { Issue.record("loaded twice"); return (asset, .network) }
+        #expect(again == .memory && cached.bytes == nil && cached.size == 50_000 && cached.sha256 == asset.sha256)
+        #expect(await loader.cachedBytes == 256)
+    }
+
     @Test func purgeDropsMemorySoTheNextAccessLoadsAgain() async throws {
         let loader = ImageLoader(memoryLimit: 1 << 20)
         let asset = try makeAsset(3, size: 100)
@@ -116,7 +128,7 @@ import Testing
         _ = try await loader.asset(for: asset.key, load: load)
         #expect(try await loader.asset(for: asset.key, load: load).1 == .memory)
         let dropped = await loader.purge()
-        #expect(dropped == (entries: 1, bytes: asset.memoryCost))
+        #expect(dropped == (entries: 1, bytes: asset.withoutBytes.memoryCost))
         #expect(try await loader.asset(for: asset.key, load: load).1 == .disk)
         #expect(loads.value == 2)
     }
