@@ -32,26 +32,48 @@ public enum LogfmtFormatter {
     /// Written into one buffer in the order of `orderedFields` (every access writes one of these lines, so no
     /// array of rendered fields and no join on the way).
     public static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
-        var line: [UInt8] = []
-        line.reserveCapacity(256)
-        func put(_ text: String) {
-            var text = text
-            text.withUTF8 { line.append(contentsOf: $0) }
+        var line = LineBuilder()
+        line.put("level=")
+        line.put(level.rawValue)
+        if !message.isEmpty { line.field("msg", message) }
+        if let event = metadata["event"] { line.field("event", event.description) }
+        for position in sortedByKey(metadata) where metadata.keys[position] != "event" {
+            line.field(metadata.keys[position], metadata.values[position].description)
         }
-        func field(_ key: String, _ value: String) {
-            line.append(UInt8(ascii: " "))
+        return String(decoding: line.bytes, as: UTF8.self)
+    }
+
+    /// The bytes of one line as `fields(...)` writes it.
+    private struct LineBuilder {
+        var bytes: [UInt8] = []
+
+        init() { bytes.reserveCapacity(256) }
+
+        mutating func put(_ text: String) {
+            var text = text
+            text.withUTF8 { bytes.append(contentsOf: $0) }
+        }
+
+        mutating func field(_ key: String, _ value: String) {
+            bytes.append(UInt8(ascii: " "))
             put(sanitizeKey(key))
-            line.append(UInt8(ascii: "="))
+            bytes.append(UInt8(ascii: "="))
             put(needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value)
         }
-        put("level=")
-        put(level.rawValue)
-        if !message.isEmpty { field("msg", message) }
-        if let event = metadata["event"] { field("event", event.description) }
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where key != "event" {
-            field(key, value.description)
+    }
+
+    /// The positions of `metadata`'s entries in the order of their keys: an insertion sort of positions (an
+    /// event has a handful of keys; sorting the key-value pairs themselves cost most of a line's formatting).
+    static func sortedByKey(_ metadata: Logger.Metadata) -> [Logger.Metadata.Index] {
+        var order = Array(metadata.indices)
+        for next in order.indices.dropFirst() {
+            var at = next
+            while at > 0, metadata.keys[order[at]] < metadata.keys[order[at - 1]] {
+                order.swapAt(at, at - 1)
+                at -= 1
+            }
         }
-        return String(decoding: line, as: UTF8.self)
+        return order
     }
 
     /// An event's keys and values in the order every log format writes them: `level`, `msg` (when not
@@ -62,8 +84,8 @@ public enum LogfmtFormatter {
         var fields: [(key: String, value: String)] = [("level", level.rawValue)]
         if !message.isEmpty { fields.append(("msg", message)) }
         if let event = metadata["event"] { fields.append(("event", event.description)) }
-        for key in metadata.keys.sorted() where key != "event" {
-            fields.append((key, metadata[key]!.description))
+        for position in sortedByKey(metadata) where metadata[position].key != "event" {
+            fields.append((metadata[position].key, metadata[position].value.description))
         }
         return fields
     }
@@ -77,9 +99,11 @@ public enum LogfmtFormatter {
     private static func needsQuotes(_ value: String) -> Bool {
         var value = value
         return value.withUTF8 { bytes in  // a walk of contiguous bytes, not of the UTF-8 view
-            bytes.isEmpty || bytes.contains { byte in
-                byte == 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte < 0x20 || byte == 0x7F
+            if bytes.isEmpty { return true }
+            for byte in bytes where byte <= 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte == 0x7F {
+                return true
             }
+            return false
         }
     }
 
