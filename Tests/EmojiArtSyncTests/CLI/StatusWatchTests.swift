@@ -155,7 +155,9 @@ struct StatusWatchTests {
         return entries.compactMap { entry in
             guard let pid = pid_t(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
             let command = String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
-            return command.contains(AgentProcess.binary) && command.contains(text) ? pid : nil
+            // The program itself, not a process that only names it (the `tmux send-keys` client that typed the
+            // command line has both strings in its arguments, and on a loaded machine it may still be alive).
+            return command.hasPrefix(AgentProcess.binary + " ") && command.contains(text) ? pid : nil
         }
     }
 }
