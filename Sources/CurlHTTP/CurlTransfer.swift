@@ -136,16 +136,24 @@ final class CurlTransfer {
     }
 
     /// Header callback body: keeps `Name: value` lines; a status line starts a new header set
-    /// (after `100 Continue`, or the proxy's `200 Connection established`).
+    /// (after `100 Continue`, or the proxy's `200 Connection established`). Works on the bytes: the name and the
+    /// value (without the line end and the blanks around it) are the only strings made, once per header.
     fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self).trimmingTrailingNewlines()
-        if line.hasPrefix("HTTP/") {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+        if line.starts(with: "HTTP/".utf8) {
             headers.removeAll()
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = String(line[..<colon])
-        let value = String(line[line.index(after: colon)...]).trimmingSpacesAndTabs()
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = colon + 1
+        var stop = line.count
+        while start < stop, isBlank(line[start]) { start += 1 }
+        while stop > start, isBlank(line[stop - 1]) { stop -= 1 }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self)
         headers.append(.init(name: name, value: value))
     }
 
