@@ -34,6 +34,9 @@ final class CurlTransfer {
     /// transfer, so it lives as long as the easy handle and is freed after it.
     private var headerList: UnsafeMutablePointer<curl_slist>?
 
+    /// `CURLOPT_BUFFERSIZE`, as the curl tool sets it.
+    static let receiveBufferSize = 100 * 1024
+
     /// Creates the easy handle and sets every option; throws if libcurl rejects one.
     init(request: CurlLoopMailbox.Request, configuration: HTTPClientConfiguration) throws(HTTPClientError) {
         guard let easy = curl_easy_init() else {
@@ -85,6 +88,9 @@ final class CurlTransfer {
         // Empty string: offer every encoding libcurl can decode; the body we hand back is decoded.
         try set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")
         try set(CURLOPT_USERAGENT, configuration.userAgent, "CURLOPT_USERAGENT")
+        // The receive buffer of the curl tool (100 KiB, against libcurl's 16 KiB): a 50 KB image comes in one
+        // `recv` and one turn of the loop instead of four. Only transfers in progress hold one.
+        try set(CURLOPT_BUFFERSIZE, Self.receiveBufferSize, "CURLOPT_BUFFERSIZE")
         try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.wholeMillisecondsRoundedUp, "CURLOPT_CONNECTTIMEOUT_MS")
         try set(CURLOPT_TIMEOUT_MS, configuration.totalTimeout.wholeMillisecondsRoundedUp, "CURLOPT_TIMEOUT_MS")
         try set(CURLOPT_LOW_SPEED_LIMIT, configuration.lowSpeedLimitBytesPerSecond, "CURLOPT_LOW_SPEED_LIMIT")
