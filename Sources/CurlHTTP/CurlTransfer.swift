@@ -34,6 +34,9 @@ final class CurlTransfer {
     /// transfer, so it lives as long as the easy handle and is freed after it.
     private var headerList: UnsafeMutablePointer<curl_slist>?
 
+    /// `CURLOPT_BUFFERSIZE`, as the curl tool sets it.
+    static let receiveBufferSize = 100 * 1024
+
     /// Creates the easy handle and sets every option; throws if libcurl rejects one.
     init(request: CurlLoopMailbox.Request, configuration: HTTPClientConfiguration) throws(HTTPClientError) {
         guard let easy = curl_easy_init() else {
@@ -85,6 +88,9 @@ final class CurlTransfer {
         // Empty string: offer every encoding libcurl can decode; the body we hand back is decoded.
         try set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")
         try set(CURLOPT_USERAGENT, configuration.userAgent, "CURLOPT_USERAGENT")
+        // The receive buffer of the curl tool (100 KiB, against libcurl's 16 KiB): a 50 KB image comes in one
+        // `recv` and one turn of the loop instead of four. Only transfers in progress hold one.
+        try set(CURLOPT_BUFFERSIZE, Self.receiveBufferSize, "CURLOPT_BUFFERSIZE")
         try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.wholeMillisecondsRoundedUp, "CURLOPT_CONNECTTIMEOUT_MS")
         try set(CURLOPT_TIMEOUT_MS, configuration.totalTimeout.wholeMillisecondsRoundedUp, "CURLOPT_TIMEOUT_MS")
         try set(CURLOPT_LOW_SPEED_LIMIT, configuration.lowSpeedLimitBytesPerSecond, "CURLOPT_LOW_SPEED_LIMIT")
@@ -136,16 +142,24 @@ final class CurlTransfer {
     }
 
     /// Header callback body: keeps `Name: value` lines; a status line starts a new header set
-    /// (after `100 Continue`, or the proxy's `200 Connection established`).
+    /// (after `100 Continue`, or the proxy's `200 Connection established`). Works on the bytes: the name and the
+    /// value (without the line end and the blanks around it) are the only strings made, once per header.
     fileprivate func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self).trimmingTrailingNewlines()
-        if line.hasPrefix("HTTP/") {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let line = UnsafeRawBufferPointer(rebasing: bytes[..<end])
+        if line.starts(with: "HTTP/".utf8) {
             headers.removeAll()
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = String(line[..<colon])
-        let value = String(line[line.index(after: colon)...]).trimmingSpacesAndTabs()
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = colon + 1
+        var stop = line.count
+        while start < stop, isBlank(line[start]) { start += 1 }
+        while stop > start, isBlank(line[stop - 1]) { stop -= 1 }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<stop]), as: UTF8.self)
         headers.append(.init(name: name, value: value))
     }
 

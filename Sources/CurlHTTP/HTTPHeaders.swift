@@ -30,14 +30,12 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, CustomSt
 
     /// The first value of the field named `name` (case-insensitive), or `nil` if absent.
     public subscript(name: String) -> String? {
-        let wanted = Self.fold(name)
-        return fields.first { Self.fold($0.name) == wanted }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value of the field named `name` (case-insensitive), in arrival order.
     public func values(for name: String) -> [String] {
-        let wanted = Self.fold(name)
-        return fields.filter { Self.fold($0.name) == wanted }.map(\.value)
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
     }
 
     /// The position of the first field.
@@ -62,8 +60,11 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, CustomSt
         fields.removeAll()
     }
 
-    /// ASCII lower-casing: header names are ASCII tokens, and this avoids locale rules.
-    private static func fold(_ name: String) -> String {
-        String(decoding: name.utf8.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 + 0x20 : $0 }, as: UTF8.self)
+    /// Whether two field names are the same, ignoring ASCII case only (names are ASCII tokens; no locale rules),
+    /// without making a string.
+    private static func sameName(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.elementsEqual(rhs.utf8) { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
+        }
     }
 }

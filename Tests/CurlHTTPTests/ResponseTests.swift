@@ -35,6 +35,23 @@ struct ResponseTests {
         #expect(client.statistics.requestsSucceeded == 1)
     }
 
+    @Test("Header values lose the blanks around them; names match ignoring ASCII letter case only")
+    func headerValuesAndNames() async throws {
+        let server = try TestHTTPServer { _ in
+            .respond(status: 200, headers: [("X-Padded", " \t padded value\t "), ("X-Empty", "\t"), ("X-Tick`", "1")], body: [])
+        }
+        defer { server.stop() }
+        let client = try CurlHTTPClient()
+        defer { client.shutdown() }
+
+        let response = try await client.get(server.url("/"))
+        #expect(response.headers["x-padded"] == "padded value")
+        #expect(response.headers["x-empty"] == "")
+        #expect(response.headers["X-TICK`"] == "1")
+        // `@` and the backtick differ by the bit that makes a letter lower case: they are not the same name.
+        #expect(response.headers["x-tick@"] == nil)
+    }
+
     @Test("A 200 with an error document is returned as 200: the client does not judge bodies")
     func errorDocumentWith200() async throws {
         let json = Array(#"{"error": "File not found."}"#.utf8)

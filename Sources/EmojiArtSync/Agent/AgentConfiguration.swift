@@ -10,7 +10,10 @@ public struct AgentConfiguration: Sendable {
     public var concurrency = 8
     /// Accesses a pass keeps pending at once (duplicates waiting on a load included): enough to keep
     /// `concurrency` transfers busy while others are answered from memory or disk, never a task per entry.
-    public var accessWindow: Int { max(32, concurrency * 8) }
+    /// A miss stays pending until its group commit is done, so the window also caps the commit's batches: at
+    /// `concurrency * 8` (64) a cold pass of 100,000 small files ran batches of about 30, each paying a `syncfs`
+    /// and a directory `fsync`, and took 44 s; at `concurrency * 64` (512), 32 s (docs/BENCHMARKS.md).
+    public var accessWindow: Int { max(32, concurrency * 64) }
     /// The memory cache's bound. 64 MiB holds the book gallery many times over.
     public var memoryLimit = 64 * 1024 * 1024
     public var verification: PNGVerification = .structure

@@ -18,7 +18,8 @@ import EmojiArtPNG
 /// caller is handed a stale failure forever. Purging drops cached bytes and failures, never in-flight work.
 @SyncActor
 public final class ImageLoader {
-    public typealias Load = @Sendable () async throws -> (Asset, Hit)
+    /// Runs in the silo (as its caller does), so starting a load costs no hop off it and back.
+    public typealias Load = @SyncActor @Sendable () async throws -> (Asset, Hit)
 
     /// Thrown instead of loading again while a recent failure for the key is remembered.
     public struct RememberedFailure: Error, Sendable, CustomStringConvertible {

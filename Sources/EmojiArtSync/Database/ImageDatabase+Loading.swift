@@ -3,32 +3,50 @@ import Logging
 
 /// Below memory: the disk, then the network, for one key whose access missed in its batch.
 extension ImageDatabase {
+    /// One decision in the silo (one read of the index, one `lstat` of the path), then one job off it, then the
+    /// group commit: a miss visits the silo before and after its fetch, nothing in the middle.
     func loadBelowMemory(_ key: AssetKey) async throws -> (Asset, Hit) {
-        switch try await readFromDisk(key) {
-        case .hit(let asset):
-            logAccess(key, hit: .disk, asset: asset)
-            return (asset, .disk)
-        case .notStored:
-            try refuseUnusableAnswerOnRecord(key)
-        case .damaged(let reason):
-            noteRepair(of: key, reason: reason)
+        var look = try lookUp(key)
+        if let entry = look.entry {
+            switch try await readFromDisk(entry, of: key) {
+            case .hit(let asset):
+                logAccess(key, hit: .disk, asset: asset)
+                return (asset, .disk)
+            case .notStored:
+                // The row went while the file was read (a purge): decided again from what the index says now.
+                look = try lookUp(key)
+                try refuseUnusableAnswer(look.unusable, of: key)
+            case .damaged(let reason):
+                noteRepair(of: key, reason: reason)
+            }
+        } else {
+            try refuseUnusableAnswer(look.unusable, of: key)
         }
-        return try await loadFromNetwork(key)
+        return try await loadFromNetwork(key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil)
     }
 
     /// A refetch of a key with no file goes to the network unless its answer is on record as not an image
     /// (a repair of a stored file always does).
     func loadForRefetch(_ key: AssetKey) async throws -> (Asset, Hit) {
-        if try !isStored(key) { try refuseUnusableAnswerOnRecord(key) }
-        return try await loadFromNetwork(key)
+        let look = try lookUp(key)
+        if look.entry == nil { try refuseUnusableAnswer(look.unusable, of: key) }
+        return try await loadFromNetwork(key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil)
     }
 
-    /// One job off the silo (fetch, validate, hash, write a temporary file), then the group commit.
-    func loadFromNetwork(_ key: AssetKey) async throws -> (Asset, Hit) {
-        try refuseTakenPath(key)  // no fetch for a path the agent could not write anyway
-        let fetch: AssetFetch
+    /// What the index says of `key`: its row and its unusable answer on record, read in one transaction (each
+    /// statement outside one takes and drops SQLite's locks: two `fcntl`s apiece).
+    private func lookUp(_ key: AssetKey) throws(SyncError) -> (entry: IndexEntry?, unusable: UnusableAnswer?) {
+        try index.transaction { () throws(SyncError) in (try index.entry(for: key), try index.unusableAnswer(for: key)) }
+    }
+
+    /// One job off the silo (fetch, validate, hash, write a temporary file: `AssetFetcher.fetchAndStage`), then
+    /// the group commit. `owned`: the index has a row for `key` (looked up in this turn of the silo).
+    /// `unusableOnRecord`: the index records an answer of the server that was no image.
+    func loadFromNetwork(_ key: AssetKey, owned: Bool, unusableOnRecord: Bool) async throws -> (Asset, Hit) {
+        try refuseTakenPath(key, owned: owned)  // no fetch for a path the agent could not write anyway
+        let staged: StagedAsset
         do {
-            fetch = try await fetcher.fetchAsset(key, validators: nil)
+            staged = try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory)
         } catch {
             if ImageLoader.answeredButUnusable(error) {
                 do {
@@ -41,19 +59,17 @@ extension ImageDatabase {
             }
             throw error
         }
-        guard case .fetched(let asset, let validators) = fetch else {
-            throw SyncError(.server, "\(fetcher.server.url(for: key)) answered 304 to an unconditional request")
-        }
-        if try index.unusableAnswer(for: key) != nil { try index.forgetUnusableAnswer(for: key) }  // a read, not a write, per file
-        try await store(asset, tag: feedTags[key], validators: validators)
-        logAccess(key, hit: .network, asset: asset)
-        return (asset, .network)
+        if unusableOnRecord { try index.forgetUnusableAnswer(for: key) }
+        try await commit(staged, tag: feedTags[key])
+        logAccess(key, hit: .network, asset: staged.asset)
+        return (staged.asset, .network)
     }
 
-    /// Throws when the index records that `key`'s URL answered with something that is not an image, under the
-    /// tag the feed gives it now, less than `RetryPolicy.unusableAnswer` ago: asking again would get the same.
-    func refuseUnusableAnswerOnRecord(_ key: AssetKey) throws {
-        guard let answer = try index.unusableAnswer(for: key), answer.tag == feedTags[key] else { return }
+    /// Throws when `answer` (the one on record for `key`) says its URL answered with something that is not an
+    /// image, under the tag the feed gives it now, less than `RetryPolicy.unusableAnswer` ago: asking again would
+    /// get the same.
+    func refuseUnusableAnswer(_ answer: UnusableAnswer?, of key: AssetKey) throws {
+        guard let answer, answer.tag == feedTags[key] else { return }
         let retryAt = answer.answeredAt.addingTimeInterval(loader.retryPolicy.unusableAnswer.seconds)
         if retryAt > Date() { throw UnusableAnswerOnRecord(key: key, answer: answer, retryAt: retryAt) }
     }
@@ -103,8 +119,7 @@ extension ImageDatabase {
         case damaged(DamageReason)
     }
 
-    private func readFromDisk(_ key: AssetKey) async throws -> DiskLookup {
-        guard let entry = try index.entry(for: key) else { return .notStored }
+    private func readFromDisk(_ entry: IndexEntry, of key: AssetKey) async throws -> DiskLookup {
         let name = entry.name
         switch try await check(entry) {
         case .trusted:

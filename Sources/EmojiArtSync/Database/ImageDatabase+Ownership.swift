@@ -73,10 +73,11 @@ extension ImageDatabase {
     }
 
     /// Throws the (once-logged) conflict when the path of `key` holds something the agent may not write.
-    func refuseTakenPath(_ key: AssetKey) throws(SyncError) {
+    /// `owned`: the index has a row for `key` (the caller looked it up in this turn of the silo). One `lstat`.
+    func refuseTakenPath(_ key: AssetKey, owned: Bool) throws(SyncError) {
         let path = directory.path(ofAsset: AssetFileName.name(for: key))
         let occupant = PathOccupant.at(path)
-        if let refusal = occupant.refusal(owned: try isStored(key)) {
+        if let refusal = occupant.refusal(owned: owned) {
             throw conflict(key, path: path, what: refusal, occupant: occupant)
         }
     }

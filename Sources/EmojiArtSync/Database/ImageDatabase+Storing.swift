@@ -9,22 +9,29 @@ import Glibc
 /// Putting fetched bytes at their path: a temporary file written off the silo, then the group commit, or the
 /// adoption of an identical file that is already there.
 extension ImageDatabase {
-    /// Puts a fetched asset at its path, if the path is the agent's to write. Throws a `.conflict` error
-    /// when it is not, leaving whatever is there untouched. Returns once the file is durable and recorded.
-    ///
-    /// The bytes go to a temporary file first (off the actor, not flushed: the committer flushes a batch at once);
-    /// whether the path is the agent's is decided by the committer, on the actor, from what is there at the
-    /// moment of the rename, because a purge, a repair or the user may have changed it meanwhile.
+    /// Puts a fetched asset at its path (a refresh whose bytes changed): written to a temporary file off the
+    /// silo, then committed (`commit(_:tag:)`).
     func store(_ asset: Asset, tag: String?, validators: HTTPValidators) async throws {
         guard let bytes = asset.bytes else { return }  // a trusted disk copy is already in place
+        try refuseTakenPath(asset.key, owned: try isStored(asset.key))  // before writing anything
+        let temporary = try await DiskStorage.writeTemporaryFile(bytes, in: directory.temporaryDirectory)
+        try await commit(StagedAsset(asset: asset, validators: validators, temporaryPath: temporary), tag: tag)
+    }
+
+    /// Puts a staged asset at its path, if the path is the agent's to write. Throws a `.conflict` error when it
+    /// is not, leaving whatever is there untouched. Returns once the file is durable and recorded.
+    ///
+    /// Whether the path is the agent's is decided by the committer, in the silo, from what is there at the moment
+    /// of the rename, because a purge, a repair or the user may have changed it since the fetch was decided.
+    func commit(_ staged: StagedAsset, tag: String?) async throws {
+        let asset = staged.asset
         let name = AssetFileName.name(for: asset.key)
         let path = directory.path(ofAsset: name)
-        try refuseTakenPath(asset.key)  // before writing anything
-        let temporary = try await DiskStorage.writeTemporaryFile(bytes, in: directory.temporaryDirectory)
+        let validators = staged.validators
         let entry = IndexEntry(
             name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
-        switch try await committer.commit(GroupCommitter.PendingFile(temporaryPath: temporary, entry: entry)) {
+        switch try await committer.commit(GroupCommitter.PendingFile(temporaryPath: staged.temporaryPath, entry: entry)) {
         case .installed(let isNew):
             noteRecorded(asset.key, isNew: isNew)
             conflictLedger.clear(path: path)

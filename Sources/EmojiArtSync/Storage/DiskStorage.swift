@@ -1,5 +1,6 @@
 import CShims
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -62,15 +63,23 @@ public final class DiskStorage {
     }
 
     /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644). Returns its
-    /// path. On failure the partial file is removed. Runs on the blocking-I/O pool, off the actor: the file is
-    /// private until `install` renames it. It is not flushed here: `GroupCommitter` flushes a whole batch with one
+    /// path. On failure the partial file is removed. Runs on the blocking-I/O pool, off the actor (`...Now` runs
+    /// where it is called, for a small body: `AssetFetcher.fetchAndStage`): the file is private until `install`
+    /// renames it. It is not flushed here: `GroupCommitter` flushes a whole batch with one
     /// `syncfs(2)` before any of it is renamed into place.
     public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
         try await BlockingIO.run { try writeTemporaryFileNow(bytes, in: directory) }
     }
 
-    private nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
-        let path = directory + "/" + "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    /// `incoming-PID-RANDOM-`: taken once, so a new name costs a counter increment, not a `getpid` and a
+    /// `getrandom` per file. `O_EXCL` still refuses a name that exists (a stale file of another process).
+    private nonisolated static let temporaryNamePrefix = "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))-"
+    private nonisolated static let temporaryNameCounter = Atomic<UInt64>(0)
+
+    /// `writeTemporaryFile(_:in:)` on the calling thread.
+    nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
+        let number = temporaryNameCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        let path = directory + "/" + temporaryNamePrefix + String(number)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
         var failure: SyncError?

@@ -119,8 +119,15 @@ public final class GroupCommitter {
         // 2. Decide, rename and record, in one turn of the silo: nothing can change a path in between.
         var outcomes: [Result<Outcome, any Error>] = []
         var installed: [(position: Int, replaced: Bool)] = []
+        let owners: [Bool]
+        do {
+            owners = try owned(batch)
+        } catch {
+            for file in batch { unlink(file.temporaryPath) }
+            return batch.map { _ in .failure(error) }
+        }
         for (position, file) in batch.enumerated() {
-            let (outcome, replaced) = install(file)
+            let (outcome, replaced) = install(file, owned: owners[position])
             if case .success(.installed) = outcome { installed.append((position, replaced)) }
             outcomes.append(outcome)
         }
@@ -150,28 +157,49 @@ public final class GroupCommitter {
         return outcomes
     }
 
+    /// Whether the index records each file's path as the agent's, for that file's key: read in one transaction
+    /// (each statement outside one takes and drops SQLite's locks), in the same turn of the silo as the renames.
+    private func owned(_ batch: [PendingFile]) throws(SyncError) -> [Bool] {
+        let index = index()
+        return try index.transaction { () throws(SyncError) in
+            var owners: [Bool] = []
+            owners.reserveCapacity(batch.count)
+            for file in batch { owners.append(try index.entry(named: file.entry.name)?.key == file.entry.key) }
+            return owners
+        }
+    }
+
     /// Renames one file into place if its path is still the agent's to write (decided now, from what is there).
-    /// `replaced`: an older file of the agent's was at the path.
-    private func install(_ file: PendingFile) -> (Result<Outcome, any Error>, replaced: Bool) {
+    /// `owned`: the index records the path as this key's. `replaced`: an older file of the agent's was at the path.
+    ///
+    /// A path that is not the agent's is only ever written by `renameat2(RENAME_NOREPLACE)`, which refuses
+    /// anything that exists there, so it is tried first: an absent path (every file of a cold pass) costs the
+    /// rename alone, and only a refused rename looks (`lstat`) at what is in the way, to say what it is.
+    private func install(_ file: PendingFile, owned: Bool) -> (Result<Outcome, any Error>, replaced: Bool) {
         let name = file.entry.name
         let path = directory.path(ofAsset: name)
-        let owned: Bool
-        do {
-            owned = try index().entry(named: name)?.key == file.entry.key
-        } catch {
-            unlink(file.temporaryPath)
-            return (.failure(error), false)
+        if !owned {
+            do {
+                switch try storage.install(temporaryFile: file.temporaryPath, as: name, replacing: false) {
+                case .installed:
+                    TestFaultSwitch.killIfAsked(at: .midRenames)
+                    return (.success(.installed(isNew: true)), false)
+                case .occupied:
+                    let occupant = PathOccupant.at(path)
+                    return (.success(occupant.refusal(owned: false).map(Outcome.refused) ?? .occupiedByForeignFile), false)
+                }
+            } catch {
+                // Not taken, and yet not writable: say what is in the way if something is.
+                if let refusal = PathOccupant.at(path).refusal(owned: false) { return (.success(.refused(refusal)), false) }
+                return (.failure(error), false)
+            }
         }
         let occupant = PathOccupant.at(path)
-        if let refusal = occupant.refusal(owned: owned) {
+        if let refusal = occupant.refusal(owned: true) {
             unlink(file.temporaryPath)
             return (.success(.refused(refusal)), false)
         }
         let replacing = occupant.kind == .regular
-        if replacing && !owned {
-            unlink(file.temporaryPath)
-            return (.success(.occupiedByForeignFile), false)
-        }
         do {
             switch try storage.install(temporaryFile: file.temporaryPath, as: name, replacing: replacing) {
             case .installed:

@@ -80,6 +80,59 @@ struct BatchCommitTests {
         #expect(logLines(dir.path).contains { $0.contains("event=conflict") && $0.contains("gallery_image_3.png") })
     }
 
+    /// Things that appear at asset paths while the files are being fetched (after the check before the fetch,
+    /// before the rename) meet the committer's decision: a symbolic link, a hard link to the user's file, a FIFO
+    /// and a file of other bytes are each refused and left exactly as they are, and nothing is recorded for them.
+    @Test func whatAppearsAtAPathDuringTheFetchIsRefusedAtTheRenameAndLeftAlone() async throws {
+        let gallery = try await GalleryFixture(count: 9, imageSize: .small)
+        let dir = TemporaryDirectory("commit-obstacles")
+        let configuration = try gallery.configuration(dir: dir.path)
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        let database = agent.database
+        let valid = gallery.validNumbers.count
+        let theirs = Array("someone else's bytes\n".utf8)
+        let mine = dir.file("mine.txt")
+        try writeBytes(theirs, to: mine)
+        try writeBytes(theirs, to: dir.file("elsewhere.txt"))
+        let paths = (2...5).map { dir.file("gallery_image_\($0).png") }
+        let elsewhere = dir.file("elsewhere.txt")
+        let placed = Counter()
+        // The first batch is held until every valid file waits in it, then the obstacles appear.
+        DatabaseTestHooks.setBeforeCommitBatch {
+            guard placed.value == 0 else { return }
+            _ = await eventually(timeout: .seconds(30)) { await database.committer.queued >= valid }
+            symlink(elsewhere, paths[0])
+            link(mine, paths[1])
+            mkfifo(paths[2], 0o644)
+            try? writeBytes(theirs, to: paths[3])
+            placed.increment()
+        }
+        defer { DatabaseTestHooks.setBeforeCommitBatch(nil) }
+        let report = try await agent.syncOnce()
+        await gallery.stop()
+
+        #expect(placed.value == 1)
+        let indexed = try await indexedFileNames(in: dir.path)
+        for n in [2, 3, 4, 5] {
+            #expect(!indexed.contains("gallery_image_\(n).png"), "image \(n)'s path was recorded as the agent's")
+            #expect(report.failures.contains { $0.key.rawValue == "/gallery/image?\(n)" })
+            #expect(logLines(dir.path).contains { $0.contains("event=conflict") && $0.contains("gallery_image_\(n).png") })
+        }
+        var info = stat()
+        #expect(lstat(dir.file("gallery_image_2.png"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        #expect(readBytes(dir.file("elsewhere.txt")) == theirs)
+        #expect(lstat(dir.file("gallery_image_3.png"), &info) == 0 && info.st_nlink == 2)
+        #expect(readBytes(mine) == theirs)
+        #expect(lstat(dir.file("gallery_image_4.png"), &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        #expect(readBytes(dir.file("gallery_image_5.png")) == theirs)
+        for n in gallery.validNumbers where ![2, 3, 4, 5].contains(n) {
+            #expect(readBytes(dir.file("gallery_image_\(n).png")) == gallery.server.imageBytes(n))
+            #expect(indexed.contains("gallery_image_\(n).png"))
+        }
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "temporary files left behind")
+    }
+
     /// A `kill -9` at each step of a group commit: the next run finds no partial file, every file the agent
     /// renamed is recorded (or adopted), and the user's file is untouched.
     @Test(arguments: GroupCommitter.Step.allCases)
