@@ -171,7 +171,7 @@ public final class MirrorKeeper {
         let removal: (removed: Int, refused: Bool, detail: String?)
         let itemsChanged: Bool
         do {
-            itemsChanged = try database.setFeed(feed.uniqueKeys, tags: feed.tags)
+            itemsChanged = try await database.setFeedComparingOffSilo(feed.uniqueKeys, tags: feed.tags)
             // The database's keys: the same as the feed's, and when the feed did not really change, the ones kept
             // from before, so the new copy is freed with the feed.
             feedKeys = database.feed.keys

@@ -55,6 +55,9 @@ public final class AssetIndex {
     /// Rows added or removed since the index was opened: what the feed's sweeps (`ImageDatabase.unstoredKeys`)
     /// compare to know that nothing they depend on changed. Replacing a row keeps it.
     public private(set) var rowChanges: UInt64 = 0
+    /// The url and file name of the rows added or removed last (at most about `changeLogLimit`), oldest first.
+    private var changeLog: [(key: String, name: String)] = []
+    static let changeLogLimit = 4096
 
     private init(connection: SQLiteConnection) throws(SyncError) {
         self.connection = connection
@@ -260,7 +263,7 @@ public final class AssetIndex {
         try write(entry)
         if !existed {
             count += 1
-            rowChanges &+= 1
+            noteRowChange(entry.key, name: entry.name)
         }
         return !existed
     }
@@ -288,10 +291,24 @@ public final class AssetIndex {
 
     /// Forgets file `name`: it is no longer the agent's.
     public func remove(named name: String) throws(SyncError) {
-        guard try entry(named: name) != nil else { return }
+        guard let removed = try entry(named: name) else { return }
         try deleteByName.bind(.text(name)).run()
         count -= 1
+        noteRowChange(removed.key, name: name)
+    }
+
+    private func noteRowChange(_ key: String, name: String) {
         rowChanges &+= 1
+        changeLog.append((key, name))
+        if changeLog.count >= 2 * Self.changeLogLimit { changeLog.removeFirst(changeLog.count - Self.changeLogLimit) }
+    }
+
+    /// The url and file name of each row added or removed since `rowChanges` was `since`, oldest first (a row may
+    /// appear more than once); nil when more changed since than the index remembers: walk it instead.
+    public func rowsChanged(since: UInt64) -> [(key: String, name: String)]? {
+        let missed = rowChanges &- since
+        guard missed <= UInt64(changeLog.count) else { return nil }
+        return Array(changeLog.suffix(Int(missed)))
     }
 
     /// Records the feed's tag for file `name` (a row stored without one takes the feed's as it is).

@@ -36,6 +36,11 @@ struct FeedSweepTests {
         #expect(try await database.removeOwnedFile(for: removedRow) > 0)
         #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)).union([removedRow]))
         #expect(database.storedInFeed == valid.count - 1)
+        // It comes back (a repair stores it): the same sweep sees that too.
+        _ = try await database.refetch(removedRow)
+        #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)))
+        #expect(database.storedInFeed == valid.count)
+        #expect(try database.unstoredKeys(among: keys) == (try failing.map(key)).sorted())
 
         // One tag changes: that key is stale, and stays stale for the same feed until its row takes the new tag.
         var changed = tags
