@@ -5,7 +5,8 @@ changed, resident memory (VmRSS, and the peak VmHWM) idle after the first pass a
 repair latency (delete one of the agent's files, time until it is back byte-identical).
 
 CPU comes from /proc/PID/stat (utime + stime, in clock ticks), so figures are in milliseconds of CPU with a
-resolution of one tick (10 ms); per-poll figures are averaged over several polls to get below that.
+resolution of one tick (10 ms); per-poll figures are averaged over several polls to get below that. Idle CPU
+comes from the threads' schedstat (nanoseconds): a tick is more than the whole minute's budget.
 
 Usage: scale-agent.py --agent BIN --server URL --feed FILE --export DIR [--runs 5] [--deletes 50] [--label small]
 Prints one line per figure: label, median, min-max over the runs.
@@ -19,6 +20,19 @@ def cpu_ms(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) * TICK_MS  # utime, stime (fields 14 and 15 of stat(5))
+
+
+def cpu_ms_fine(pid):
+    """CPU of PID's live threads in ms from /proc/PID/task/*/schedstat (nanoseconds, not clock ticks): an idle
+    agent spends a few ms a minute, below what 10 ms ticks resolve. Threads that ended are not counted."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e6
 
 
 def memory_kib(pid, field):
@@ -93,9 +107,11 @@ def fmt(label, values, unit):
 
 
 class Agent:
-    def __init__(self, binary, server, interval, work, log_level="info"):
-        self.dir = tempfile.mkdtemp(prefix="agent-", dir=work)
+    def __init__(self, binary, server, interval, work, log_level="info", reuse=None):
+        self.dir = reuse or tempfile.mkdtemp(prefix="agent-", dir=work)
         self.log = os.path.join(self.dir, ".emojiart-sync", "sync.log")
+        if reuse and os.path.exists(self.log):
+            os.unlink(self.log)  # its lines are counted: only this run's
         self.proc = subprocess.Popen([binary, "--dir", self.dir, "--server", server, "--interval", str(interval), "-q",
                                       "--log-level", log_level],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -118,13 +134,21 @@ def main():
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--deletes", type=int, default=50)
     p.add_argument("--window", type=float, default=10.0, help="seconds per idle and per poll measurement")
+    p.add_argument("--idle-window", type=float, default=None,
+                   help="seconds per idle measurement (default: --window; 60 resolves 10 ms/min)")
+    p.add_argument("--work", default=None, help="where the mirrors go (default: the system's temporary directory)")
+    p.add_argument("--reuse", default=None,
+                   help="a directory the agent already mirrors this gallery into: the agents start warm from it")
+    p.add_argument("--only", default="idle,repair,poll",
+                   help="comma-separated phases to run: idle (CPU and RSS), repair, poll")
     p.add_argument("--label", default="")
     a = p.parse_args()
-    work = tempfile.mkdtemp(prefix="emojiart-scale-agent-")
+    phases = set(a.only.split(","))
+    work = tempfile.mkdtemp(prefix="emojiart-scale-agent-", dir=a.work)
     images = os.path.join(a.export, "gallery", "image")
     try:
         # 1. Idle CPU: one agent, polls an hour apart; after its first sync nothing should wake it.
-        agent = Agent(a.agent, a.server, 3600, work)
+        agent = Agent(a.agent, a.server, 3600, work, reuse=a.reuse)
         if not wait_until(lambda: poll_lines(agent.log) >= 1, 1800, 0.1):
             raise SystemExit("the agent did not finish its first poll within 30 min")
         # The end of the first pass (index checkpoint, status) may still be running: idle starts when two
@@ -136,17 +160,21 @@ def main():
             if cpu_ms(agent.proc.pid) - before < 2 * TICK_MS:
                 break
         idle = []
-        for _ in range(a.runs):
-            before = cpu_ms(agent.proc.pid)
-            time.sleep(a.window)
-            idle.append((cpu_ms(agent.proc.pid) - before) * 60.0 / a.window)
-        print(fmt(f"{a.label} agent idle CPU (ms per minute)", idle, "ms"), flush=True)
-        print(f"{a.label + ' agent RSS, idle after the first pass':<58} {memory_kib(agent.proc.pid, 'VmRSS') / 1024:10.1f} MiB   "
-              f"(peak so far {memory_kib(agent.proc.pid, 'VmHWM') / 1024:.1f} MiB)", flush=True)
+        idle_window = a.idle_window or a.window
+        for _ in range(a.runs if "idle" in phases else 0):
+            before = cpu_ms_fine(agent.proc.pid)
+            time.sleep(idle_window)
+            idle.append((cpu_ms_fine(agent.proc.pid) - before) * 60.0 / idle_window)
+        if "idle" in phases:
+            print(fmt(f"{a.label} agent idle CPU (ms per minute, {idle_window:.0f} s windows)", idle, "ms"), flush=True)
+            print(f"{a.label + ' agent RSS, idle after the first pass':<58} {memory_kib(agent.proc.pid, 'VmRSS') / 1024:10.1f} MiB   "
+                  f"(peak so far {memory_kib(agent.proc.pid, 'VmHWM') / 1024:.1f} MiB)", flush=True)
 
         # 2. Repair latency on the same agent: idle, then while full passes run (SIGHUP every 0.5 s).
         names = sorted(n for n in os.listdir(agent.dir) if n.endswith(".png"))
         rng = random.Random(42)
+        if "repair" not in phases:
+            names = []
         print_repairs(a.label + " agent repair latency (idle)", repair_latencies(agent, names, rng, a.deletes))
         stop_hup = threading.Event()
         def hup():
@@ -154,23 +182,27 @@ def main():
                 os.kill(agent.proc.pid, signal.SIGHUP)
         sender = threading.Thread(target=hup, daemon=True)
         passes0 = full_passes(agent.log)
-        sender.start()
+        if names:
+            sender.start()
         try:
-            wait_until(lambda: full_passes(agent.log) > passes0, 600, 0.05)  # a full pass has begun to run
+            if names:
+                wait_until(lambda: full_passes(agent.log) > passes0, 600, 0.05)  # a full pass has begun to run
             busy = repair_latencies(agent, names, rng, max(30, a.deletes))
         finally:
             stop_hup.set()
-            sender.join()
+            if names:
+                sender.join()
         print_repairs(a.label + " agent repair latency, full passes running (SIGHUP/0.5 s)", busy,
                       f"; {full_passes(agent.log) - passes0} passes done meanwhile")
         agent.stop()
+        mirror = agent.dir  # the polling agents below start from it, warm, rather than fetching everything again
 
         # 3. Poll CPU: an agent polling every second; CPU over a window minus the idle rate, per poll seen.
         idle_per_s = statistics.median(idle) / 60.0 if idle else 0.0
         rss = {}
         def poll_cpu(change_feed):
             # At debug level: an unchanged (304) poll logs its line only there, and the polls are counted by it.
-            agent = Agent(a.agent, a.server, 1, work, "debug")
+            agent = Agent(a.agent, a.server, 1, work, "debug", reuse=mirror)
             try:
                 if not wait_until(lambda: poll_lines(agent.log) >= 2, 1800, 0.1):
                     raise SystemExit("the polling agent did not finish two polls")
@@ -189,15 +221,16 @@ def main():
                 return values
             finally:
                 agent.stop()
-        print(fmt(f"{a.label} agent CPU per poll, feed unchanged (304 if conditional)", poll_cpu(False), "ms"), flush=True)
-        print(fmt(f"{a.label} agent CPU per poll, feed changed (new ETag)", poll_cpu(True), "ms"), flush=True)
+        if "poll" in phases:
+            print(fmt(f"{a.label} agent CPU per poll, feed unchanged (304 if conditional)", poll_cpu(False), "ms"), flush=True)
+            print(fmt(f"{a.label} agent CPU per poll, feed changed (new ETag)", poll_cpu(True), "ms"), flush=True)
         for changed, what in ((False, "unchanged"), (True, "changed")):
             if changed in rss:
                 now, peak = rss[changed]
                 print(f"{a.label + ' agent RSS after polling every second, feed ' + what:<58} {now / 1024:10.1f} MiB   "
                       f"(peak {peak / 1024:.1f} MiB)", flush=True)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)  # a --reuse directory is the caller's and stays
 
 
 if __name__ == "__main__":

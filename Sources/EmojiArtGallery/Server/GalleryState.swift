@@ -158,7 +158,9 @@ final class GalleryState: Sendable {
         let deadline = clock.now.advanced(by: .milliseconds(milliseconds))
         while clock.now < deadline {
             if isStopping { return false }
-            let step = min(Duration.milliseconds(20), clock.now.duration(to: deadline))
+            // Not below zero: the deadline can pass between the loop's test and this read (usleep of a negative
+            // count crashed a loaded test run).
+            let step = max(.zero, min(Duration.milliseconds(20), clock.now.duration(to: deadline)))
             let (seconds, attoseconds) = step.components
             usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
         }

@@ -22,18 +22,29 @@ struct GoneItemRemoval {
     }
 
     /// Removes the files of owned keys not among `feedKeys`. Throws when the index cannot be read.
+    ///
+    /// When `feedKeys` is the feed the database keeps (`setFeed` ran first, as the agent's poll does), nothing is
+    /// looked at unless the index has rows outside it (every row's key in the feed: the rows counted as stored in
+    /// the feed are all of them); otherwise one walk of the index's keys, not of its whole rows.
     func run(keeping feedKeys: [AssetKey]) async throws(SyncError) -> Outcome {
-        let keep = Set(feedKeys)
-        let owned = try database.ownedKeys()
-        let gone = owned.filter { !keep.contains($0) }
+        let isKept = feedKeys == database.feed.keys
+        if isKept, database.ownedCount == database.storedInFeed { return Outcome() }
+        let keep = isKept ? database.feed : FeedState(keys: feedKeys)
+        let ownedCount = database.ownedCount
+        var gone: [AssetKey] = []
+        try database.index.forEachKey { url, name, _ in
+            guard let key = try? AssetKey(indexedURL: url, fileName: name), !keep.contains(key) else { return }
+            gone.append(key)
+        }
+        gone.sort()
         var outcome = Outcome()
         guard !gone.isEmpty else { return outcome }
-        let percent = owned.isEmpty ? 0 : gone.count * 100 / owned.count
+        let percent = ownedCount == 0 ? 0 : gone.count * 100 / ownedCount
         if feedKeys.isEmpty || percent > maxDeletePercent {
             let why = feedKeys.isEmpty ? "the feed is empty" : "\(percent)% > --max-delete \(maxDeletePercent)%"
-            outcome.refusal = "refusing to delete \(gone.count) of \(owned.count) files (\(why)); nothing deleted. If the gallery really dropped them, allow it with --max-delete 100"
+            outcome.refusal = "refusing to delete \(gone.count) of \(ownedCount) files (\(why)); nothing deleted. If the gallery really dropped them, allow it with --max-delete 100"
             logger.warning("mass deletion refused", metadata: [
-                "event": "delete_guard", "would_delete": .stringConvertible(gone.count), "owned": .stringConvertible(owned.count),
+                "event": "delete_guard", "would_delete": .stringConvertible(gone.count), "owned": .stringConvertible(ownedCount),
                 "reason": .string(why), "hint": "allow it with --max-delete 100",
             ])
             return outcome

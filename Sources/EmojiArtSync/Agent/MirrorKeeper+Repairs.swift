@@ -40,33 +40,48 @@ extension MirrorKeeper {
         updateUrgentLane()
     }
 
-    /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated).
+    /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated): a
+    /// rescan, from the first name; one under way starts over.
     public func rescanAll() {
-        do {
-            pendingChecks.formUnion(try database.ownedFileNames())
-        } catch {
-            report(error, while: "listing the agent's files for a rescan")
-        }
+        rescanCursor = ""
     }
 
-    public var hasPendingChecks: Bool { !pendingChecks.isEmpty || !urgentChecks.isEmpty }
+    public var hasPendingChecks: Bool { rescanCursor != nil || !urgentChecks.isEmpty }
+
+    /// Files the index holds per rescan page: one query on the silo, the `lstat`s off it.
+    static let rescanPage = 1024
 
     /// Open while a person's change waits for its check or repair.
     func updateUrgentLane() {
         database.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
     }
 
-    /// The next checks to run: every urgent one, else (unless `urgentOnly`) up to a batch of the rest.
-    func nextChecks(urgentOnly: Bool) -> (names: [String], urgent: Bool)? {
+    /// The next checks to run: every urgent one, else (unless `urgentOnly`) the files of the rescan's next page
+    /// of the index whose `lstat` is not the one their row records (the rest are intact: `check` would find
+    /// the same with a lookup and two `lstat`s each, on the silo). Nil when there is nothing left to check.
+    func nextChecks(urgentOnly: Bool) async -> (names: [String], urgent: Bool)? {
         if !urgentChecks.isEmpty {
             let names = urgentChecks.sorted()
             urgentChecks.removeAll()
             return (names, true)
         }
-        guard !urgentOnly, !pendingChecks.isEmpty else { return nil }
-        var names: [String] = []
-        while names.count < FeedPass.batchSize, let name = pendingChecks.popFirst() { names.append(name) }
-        return (names.sorted(), false)
+        guard !urgentOnly, let cursor = rescanCursor else { return nil }
+        let page: [(name: String, fingerprint: FileFingerprint?)]
+        do {
+            page = try database.index.fingerprints(after: cursor, limit: Self.rescanPage)
+        } catch {
+            rescanCursor = nil  // the next poll, overflow or SIGHUP rescans again
+            report(error, while: "listing the agent's files for a rescan")
+            return nil
+        }
+        // Set before the await: a rescan asked for meanwhile starts over from the first name.
+        rescanCursor = page.count < Self.rescanPage ? nil : page.last?.name
+        let directory = database.directory
+        let changed = await BlockingIO.run {
+            page.filter { $0.fingerprint == nil || FileFingerprint.of(directory.path(ofAsset: $0.name)) != $0.fingerprint }
+                .map(\.name)
+        }
+        return (changed, false)
     }
 
     /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
@@ -81,9 +96,9 @@ extension MirrorKeeper {
         checking = true
         defer {
             checking = false
-            if urgentOnly, !pendingChecks.isEmpty { alarm.ring() }  // the rescan left is the scheduler's
+            if urgentOnly, rescanCursor != nil { alarm.ring() }  // the rescan left is the scheduler's
         }
-        while let (names, urgent) = nextChecks(urgentOnly: urgentOnly) {
+        while let (names, urgent) = await nextChecks(urgentOnly: urgentOnly) {
             if urgent { urgentRepairs += 1 }
             var missing: [AssetKey] = []
             var corrupt: [AssetKey] = []

@@ -37,7 +37,10 @@ public final class MirrorKeeper {
     var feedValidators: HTTPValidators?
     let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
 
-    var pendingChecks: Set<String> = []
+    /// A rescan in progress: the file name it goes on after ("" from the start), nil when none is due. The index
+    /// is walked a page at a time and only files whose `lstat` differs from their row are checked; a rescan asked
+    /// for while one runs starts it over.
+    var rescanCursor: String?
     /// Files a person changed (inotify): checked before anything else, with the urgent lane open.
     var urgentChecks: Set<String> = []
     var urgentRepairs = 0
@@ -105,13 +108,23 @@ public final class MirrorKeeper {
         if !runningDueWork { alarm.ring() }
     }
 
+    /// Polls the feed (`pollFeed()`); after a changed feed, once everything that poll held is freed, gives the
+    /// memory back to the kernel (SQLite's page cache, then malloc's free pages).
+    func poll() async {
+        guard await pollFeed() else { return }
+        database.index.releaseMemory()
+        await FreedMemory.release()
+    }
+
     /// Fetches the feed and brings DIR in line with it. The first successful poll, and one after `SIGHUP`,
     /// accesses every entry (memory, disk or network, each logged); others fetch only what is not on disk.
     ///
     /// The request is conditional (`If-None-Match`/`If-Modified-Since`) when the server gave validators for
     /// the feed last time; a `304` ends the poll there: nothing changed, nothing to walk. A changed feed is
-    /// diffed against the index: new keys fetched, gone ones removed, keys whose tag changed refreshed.
-    func poll() async {
+    /// diffed against the index: new keys fetched, gone ones removed, keys whose tag changed refreshed. A feed
+    /// that comes back with a new `ETag` and the same items costs its decode and little more: what was worked
+    /// out from the feed is kept (`ImageDatabase.setFeed`). Returns whether a changed feed was processed.
+    func pollFeed() async -> Bool {
         let started = ContinuousClock.now
         let feed: GalleryFeed
         do {
@@ -126,7 +139,7 @@ public final class MirrorKeeper {
                     "event": "poll", "result": "not_modified",
                     "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
                 ])
-                return
+                return false
             case .changed(let changed, let validators):
                 feed = changed
                 feedValidators = validators.isEmpty ? nil : validators
@@ -141,7 +154,7 @@ public final class MirrorKeeper {
                 "event": "poll", "result": "failed", "error": .string(String(describing: error)),
                 "attempt": .stringConvertible(feedFailures), "retry_in": .string(delay.secondsText),
             ])
-            return
+            return false
         }
         if feedFailures > 0 {
             // The gallery is back: whatever failed while it was away is worth trying now, not at its backoff.
@@ -154,33 +167,40 @@ public final class MirrorKeeper {
                 "event": "reject", "url": .string(rejection.url), "reason": .string(rejection.reason),
             ])
         }
-        if Task.isCancelled { return }  // the agent is stopping: the next start polls again
-        let removal = await removeItemsGoneFromFeed(feed)
-        feedKeys = feed.uniqueKeys
+        if Task.isCancelled { return true }  // the agent is stopping: the next start polls again
+        let removal: (removed: Int, refused: Bool, detail: String?)
+        let itemsChanged: Bool
         do {
-            try database.setFeed(feedKeys, tags: feed.tags)
+            itemsChanged = try await database.setFeedComparingOffSilo(feed.uniqueKeys, tags: feed.tags)
+            // The database's keys: the same as the feed's, and when the feed did not really change, the ones kept
+            // from before, so the new copy is freed with the feed.
+            feedKeys = database.feed.keys
+            removal = await removeItemsGoneFromFeed()
             if fullPassRequested {
                 fullPassRequested = false
                 await access(feed.entries)
             }
-            if Task.isCancelled { return }
+            if Task.isCancelled { return true }
             await refresh(try database.staleKeys())
-            // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and every owned file
-            // is checked (an lstat each, a hash only if it changed): the poll is the safety net for anything the
-            // watcher could not see or a repair could not finish.
-            if Task.isCancelled { return }
+            // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and when the items
+            // changed every owned file is checked (an lstat each, a hash only if it changed): the poll is the safety
+            // net for anything the watcher could not see or a repair could not finish.
+            if Task.isCancelled { return true }
             // Keys whose last attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
-            let waiting = Set(loader.failingKeys)
-            await refetch(try database.unstoredKeys(among: feed.uniqueKeys).filter { !waiting.contains($0) }, reason: nil)
+            await refetch(try database.unstoredKeys(among: feedKeys).filter { !loader.hasFailureOnRecord($0) }, reason: nil)
         } catch {
             // The index cannot be read now: this poll stops here, and the next one (or a retry) does it again.
             report(error, while: "bringing DIR in line with the feed")
             nextPollAt = ContinuousClock.now.advanced(by: feedRetry.delay(afterAttempt: 1))
-            return
+            return true
         }
-        rescanAll()
+        // The rescan is the safety net for what the watcher could not see; a feed that came back with a new
+        // `ETag` and the same items is a `304` in all but name, and skips it as a `304` does (a rescan costs an
+        // `lstat` per file: about 230 ms of CPU at 100,000). SIGHUP, an inotify overflow and the fallback timer
+        // rescan whatever the feed did.
+        if itemsChanged { rescanAll() }
         await checkPending()
-        if Task.isCancelled { return }
+        if Task.isCancelled { return true }
         scheduleNextPoll()
         lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
         logger.info("feed poll", metadata: [
@@ -189,7 +209,7 @@ public final class MirrorKeeper {
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ])
         try? await database.makeDurable()
-        await FreedMemory.release()  // a changed feed's pass freed far more than it keeps (a 304 ended above)
+        return true
     }
 
     func scheduleNextPoll() {
@@ -209,12 +229,13 @@ public final class MirrorKeeper {
         wakeSchedulerIfAsleep()
     }
 
-    func removeItemsGoneFromFeed(_ feed: GalleryFeed) async -> (removed: Int, refused: Bool, detail: String?) {
+    /// Removes the agent's files of keys no longer in the feed the database keeps.
+    func removeItemsGoneFromFeed() async -> (removed: Int, refused: Bool, detail: String?) {
         let outcome: GoneItemRemoval.Outcome
         do {
             outcome = try await GoneItemRemoval(
                 database: database, maxDeletePercent: configuration.maxDeletePercent, logger: logger
-            ).run(keeping: feed.uniqueKeys)
+            ).run(keeping: feedKeys)
         } catch {
             report(error, while: "removing the agent's files of items gone from the feed")
             return (0, false, nil)

@@ -39,6 +39,9 @@ public final class AssetIndex {
     private let deleteByName: SQLiteConnection.Statement
     private let selectAll: SQLiteConnection.Statement
     private let selectPage: SQLiteConnection.Statement
+    private let selectKeys: SQLiteConnection.Statement
+    private let selectFingerprintPage: SQLiteConnection.Statement
+    private let updateTag: SQLiteConnection.Statement
     private let selectUnusable: SQLiteConnection.Statement
     private let upsertUnusable: SQLiteConnection.Statement
     private let deleteUnusable: SQLiteConnection.Statement
@@ -48,6 +51,13 @@ public final class AssetIndex {
 
     /// Reads of the index that returned a row; for tests and `status`.
     public private(set) var lookups = 0
+
+    /// Rows added or removed since the index was opened: what the feed's sweeps (`ImageDatabase.unstoredKeys`)
+    /// compare to know that nothing they depend on changed. Replacing a row keeps it.
+    public private(set) var rowChanges: UInt64 = 0
+    /// The url and file name of the rows added or removed last (at most about `changeLogLimit`), oldest first.
+    private var changeLog: [(key: String, name: String)] = []
+    static let changeLogLimit = 4096
 
     private init(connection: SQLiteConnection) throws(SyncError) {
         self.connection = connection
@@ -81,6 +91,10 @@ public final class AssetIndex {
         selectAll = try connection.prepare(
             "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns FROM files ORDER BY name")
         selectPage = try connection.prepare("SELECT name, size FROM files WHERE name > ? ORDER BY name LIMIT ?")
+        selectKeys = try connection.prepare("SELECT key, name, tag FROM files")
+        selectFingerprintPage = try connection.prepare(
+            "SELECT name, size, device, inode, mtime_ns, ctime_ns FROM files WHERE name > ? ORDER BY name LIMIT ?")
+        updateTag = try connection.prepare("UPDATE files SET tag = ? WHERE name = ?")
         upsert = try connection.prepare("""
             INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -146,8 +160,8 @@ public final class AssetIndex {
         let (manifest, warning) = Manifest.load(from: path)
         if let warning { return warning }
         try connection.transaction { () throws(SyncError) in
-            for (name, entry) in manifest.files where try self.entry(named: name) == nil {
-                try write(IndexEntry(name: name, key: entry.key, size: entry.size, sha256: entry.sha256))
+            for (name, entry) in manifest.files {
+                try put(IndexEntry(name: name, key: entry.key, size: entry.size, sha256: entry.sha256), unlessPresent: true)
             }
         }
         _ = rename(path, path + ".imported")
@@ -198,16 +212,39 @@ public final class AssetIndex {
         return page
     }
 
-    private static func read(_ row: SQLiteConnection.Statement) -> IndexEntry {
-        var fingerprint: FileFingerprint?
-        if !row.isNull(7) {
-            fingerprint = FileFingerprint(
-                device: UInt64(bitPattern: row.int64(7)), inode: UInt64(bitPattern: row.int64(8)), size: row.int64(2),
-                modifiedNanoseconds: row.int64(9), changedNanoseconds: row.int64(10))
+    /// Calls `body` with the key, file name and feed tag of every row, in no particular order: one walk of the
+    /// table instead of a lookup per key, for the sweeps a changed feed needs (what is stored, stale, gone).
+    /// Nothing else is read or kept: a sweep of 100,000 rows holds one row at a time. `body` must not use the index.
+    public func forEachKey(_ body: (_ key: String, _ name: String, _ tag: String?) -> Void) throws(SyncError) {
+        selectKeys.bind()
+        defer { selectKeys.reset() }
+        while try selectKeys.step() { body(selectKeys.text(0), selectKeys.text(1), selectKeys.optionalText(2)) }
+    }
+
+    /// Up to `limit` file names that sort after `name`, in order, each with the size and `lstat` fingerprint it
+    /// was recorded with: how a rescan compares the files with the index a page at a time, reading no more.
+    public func fingerprints(after name: String, limit: Int) throws(SyncError) -> [(name: String, fingerprint: FileFingerprint?)] {
+        selectFingerprintPage.bind(.text(name), .integer(Int64(limit)))
+        defer { selectFingerprintPage.reset() }
+        var page: [(name: String, fingerprint: FileFingerprint?)] = []
+        while try selectFingerprintPage.step() {
+            page.append((selectFingerprintPage.text(0), Self.fingerprint(selectFingerprintPage, size: 1, from: 2)))
         }
-        return IndexEntry(
+        return page
+    }
+
+    private static func read(_ row: SQLiteConnection.Statement) -> IndexEntry {
+        IndexEntry(
             name: row.text(0), key: row.text(1), size: Int(row.int64(2)), sha256: row.text(3), tag: row.optionalText(4),
-            etag: row.optionalText(5), lastModified: row.optionalText(6), fingerprint: fingerprint)
+            etag: row.optionalText(5), lastModified: row.optionalText(6), fingerprint: fingerprint(row, size: 2, from: 7))
+    }
+
+    /// The fingerprint in columns `from` (device), +1 (inode), +2 (mtime), +3 (ctime), with the size in `size`.
+    private static func fingerprint(_ row: SQLiteConnection.Statement, size: Int32, from column: Int32) -> FileFingerprint? {
+        guard !row.isNull(column) else { return nil }
+        return FileFingerprint(
+            device: UInt64(bitPattern: row.int64(column)), inode: UInt64(bitPattern: row.int64(column + 1)),
+            size: row.int64(size), modifiedNanoseconds: row.int64(column + 2), changedNanoseconds: row.int64(column + 3))
     }
 
     // MARK: - Changing (each a transaction of its own)
@@ -215,9 +252,19 @@ public final class AssetIndex {
     /// Records (or replaces) the row for `entry.name`. Returns true when the row is new.
     @discardableResult
     public func put(_ entry: IndexEntry) throws(SyncError) -> Bool {
+        try put(entry, unlessPresent: false)
+    }
+
+    /// `put`, or (`unlessPresent`) nothing when a row for the name exists. Counts the new row either way.
+    @discardableResult
+    private func put(_ entry: IndexEntry, unlessPresent: Bool) throws(SyncError) -> Bool {
         let existed = try self.entry(named: entry.name) != nil
+        if existed && unlessPresent { return false }
         try write(entry)
-        if !existed { count += 1 }
+        if !existed {
+            count += 1
+            noteRowChange(entry.key, name: entry.name)
+        }
         return !existed
     }
 
@@ -244,9 +291,29 @@ public final class AssetIndex {
 
     /// Forgets file `name`: it is no longer the agent's.
     public func remove(named name: String) throws(SyncError) {
-        guard try entry(named: name) != nil else { return }
+        guard let removed = try entry(named: name) else { return }
         try deleteByName.bind(.text(name)).run()
         count -= 1
+        noteRowChange(removed.key, name: name)
+    }
+
+    private func noteRowChange(_ key: String, name: String) {
+        rowChanges &+= 1
+        changeLog.append((key, name))
+        if changeLog.count >= 2 * Self.changeLogLimit { changeLog.removeFirst(changeLog.count - Self.changeLogLimit) }
+    }
+
+    /// The url and file name of each row added or removed since `rowChanges` was `since`, oldest first (a row may
+    /// appear more than once); nil when more changed since than the index remembers: walk it instead.
+    public func rowsChanged(since: UInt64) -> [(key: String, name: String)]? {
+        let missed = rowChanges &- since
+        guard missed <= UInt64(changeLog.count) else { return nil }
+        return Array(changeLog.suffix(Int(missed)))
+    }
+
+    /// Records the feed's tag for file `name` (a row stored without one takes the feed's as it is).
+    public func setTag(_ tag: String, named name: String) throws(SyncError) {
+        try updateTag.bind(.text(tag), .text(name)).run()
     }
 
     // MARK: - Answers that were not images
@@ -276,6 +343,12 @@ public final class AssetIndex {
     /// Forgets every unusable answer: the next access of each asks the server again.
     public func forgetUnusableAnswers() throws(SyncError) {
         try connection.execute("DELETE FROM unusable_answers")
+    }
+
+    /// Gives back the memory of SQLite's page cache (up to its 8 MiB): after a pass or a sweep has filled it, an
+    /// idle agent has no use for it, and the next lookups read their pages again from the kernel's cache.
+    public func releaseMemory() {
+        try? connection.execute("PRAGMA shrink_memory")  // a failure changes nothing but the memory held
     }
 
     /// Moves the write-ahead log into the database file and syncs it: after this, every change so far is

@@ -98,6 +98,22 @@ struct AssetIndexTests {
         #expect(try await rowKeys(in: dir.path).count == gallery.validNumbers.count)
     }
 
+    /// The count of rows the index keeps (status, the feed's sweeps) includes the rows an import wrote: it was
+    /// the count before the import until the next start.
+    @Test @SyncActor func anImportedManifestsRowsAreCounted() async throws {
+        let dir = TemporaryDirectory("import-count")
+        try FileManager.default.createDirectory(atPath: dir.file(".emojiart-sync"), withIntermediateDirectories: true)
+        var manifest = Manifest()
+        for n in 1...3 {
+            manifest.files["gallery_image_\(n).png"] = Manifest.Entry(key: "/gallery/image?\(n)", size: 1, sha256: "00")
+        }
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: dir.file(".emojiart-sync/manifest.json")))
+        let (index, notice) = try AssetIndex.open(directory: SyncDirectory(dir.path))
+        #expect(notice?.contains("imported 3 files") == true)
+        #expect(index.count == 3)
+        #expect(try index.allEntries().count == 3)
+    }
+
     @Test func aWarmStartReadsOnlyTheFileWhoseFingerprintChanged() async throws {
         let gallery = try await GalleryFixture(count: 12)
         let dir = TemporaryDirectory("warm-fingerprint")

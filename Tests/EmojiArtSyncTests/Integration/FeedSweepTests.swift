@@ -1,0 +1,98 @@
+import EmojiArtGallery
+@testable import EmojiArtSync
+import Foundation
+import Logging
+import TestSupport
+import Testing
+
+/// A changed feed costs what changed: a feed that comes back with the same items keeps what was worked out from
+/// the last one (`setFeed` does nothing, the sweeps answer from what they found), yet a row that changed since
+/// is seen, and a feed that drops an item still removes its file.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct FeedSweepTests {
+    @Test func theSameItemsKeepTheirSweepsAndWhatChangedSinceIsSeen() async throws {
+        let gallery = try await GalleryFixture(count: 12)
+        let dir = TemporaryDirectory("feed-sweeps")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        _ = try await agent.syncOnce()
+        try await Self.sweep(agent.database, dir: dir.path, valid: gallery.validNumbers, failing: gallery.errorNumbers)
+        agent.shutdown()
+        await gallery.stop()
+    }
+
+    @SyncActor
+    private static func sweep(_ database: ImageDatabase, dir: String, valid: [Int], failing: [Int]) async throws {
+        func key(_ n: Int) throws -> AssetKey { try AssetKey(feedURL: "/gallery/image?\(n)") }
+        let keys = database.feed.keys
+        var tags: [AssetKey: String] = [:]
+        for key in keys { tags[key] = database.feedTags[key] }
+        try #require(valid.count >= 3 && !failing.isEmpty && tags.count == keys.count)
+        let (removedRow, refreshed, dropped) = (try key(valid[0]), try key(valid[1]), try key(valid[2]))
+
+        // The same items again (what a new ETag on the same bytes brings): nothing to work out.
+        #expect(try database.setFeed(keys, tags: tags) == false)
+        #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)))
+        // A row goes (its file removed): the same feed's sweep sees it, not what it found before.
+        #expect(try await database.removeOwnedFile(for: removedRow) > 0)
+        #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)).union([removedRow]))
+        #expect(database.storedInFeed == valid.count - 1)
+        // It comes back (a repair stores it): the same sweep sees that too.
+        _ = try await database.refetch(removedRow)
+        #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)))
+        #expect(database.storedInFeed == valid.count)
+        #expect(try database.unstoredKeys(among: keys) == (try failing.map(key)).sorted())
+
+        // One tag changes: that key is stale, and stays stale for the same feed until its row takes the new tag.
+        var changed = tags
+        changed[refreshed] = "another-tag"
+        #expect(try database.setFeed(keys, tags: changed))
+        #expect(try database.staleKeys() == [refreshed])
+        #expect(try database.setFeed(keys, tags: changed) == false)
+        #expect(try database.staleKeys() == [refreshed])
+        try database.index.setTag("another-tag", named: refreshed.fileName)
+        #expect(try database.staleKeys().isEmpty)
+
+        // An item leaves the feed: its file is removed; every row left is the feed's, so the next run looks at nothing.
+        changed[dropped] = nil
+        #expect(try database.setFeed(keys.filter { $0 != dropped }, tags: changed))
+        let removal = GoneItemRemoval(database: database, maxDeletePercent: 100, logger: Logger(label: "test"))
+        #expect(try await removal.run(keeping: database.feed.keys).removed == 1)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/" + dropped.fileName))
+        #expect(database.ownedCount == database.storedInFeed)
+        #expect(try await removal.run(keeping: database.feed.keys).removed == 0)
+    }
+}
+
+/// A rescan compares each owned file's `lstat` with its row a page at a time and checks only the files that
+/// differ: a deleted file and one rewritten in place with the same size are both repaired, the others are not read.
+@Suite(.timeLimit(.minutes(2)))
+struct RescanTests {
+    @Test func aRescanRepairsWhatChangedUnwatchedAndReadsNothingElse() async throws {
+        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
+        let dir = TemporaryDirectory("rescan-pages")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.pollInterval = .seconds(3600)
+        let agent = try await SyncAgent(configuration: configuration)
+        _ = try await agent.syncOnce()
+        let keeper = await MirrorKeeper(
+            database: agent.database, fetcher: agent.fetcher, loader: agent.loader, configuration: configuration,
+            logger: agent.logger)
+        // No watcher runs: one file deleted, one rewritten in place (same size, one byte flipped).
+        let deleted = dir.file("gallery_image_3.png")
+        let rewritten = dir.file("gallery_image_4.png")
+        unlink(deleted)
+        var bytes = try #require(readBytes(rewritten))
+        bytes[bytes.count / 2] ^= 0xFF
+        try writeBytes(bytes, to: rewritten)
+        let readBefore = await agent.database.filesRead
+
+        await keeper.rescanAll()
+        await keeper.checkPending()
+        #expect(readBytes(deleted) == gallery.server.imageBytes(3), "the deleted file was not repaired")
+        #expect(readBytes(rewritten) == gallery.server.imageBytes(4), "the rewritten file was not repaired")
+        #expect(await agent.database.filesRead - readBefore == 1, "only the file whose lstat changed is read")
+        #expect(await !keeper.hasPendingChecks)
+        agent.shutdown()
+        await gallery.stop()
+    }
+}
