@@ -105,20 +105,25 @@ public final class ImageLoader {
             failures.forget(key)
             return loaded
         case .failure(let error):
-            if !(error is CancellationError) {
-                let attempts = (failures[key]?.attempts ?? 0) + 1
-                let delay: Duration
-                if let onRecord = error as? UnusableAnswerOnRecord {
-                    delay = .seconds(max(0, onRecord.retryAt.timeIntervalSinceNow))
-                } else if Self.answeredButUnusable(error) {
-                    delay = retryPolicy.unusableAnswerDelay
-                } else {
-                    delay = retryPolicy.delay(afterAttempt: attempts)
-                }
-                failures.record(.init(error: error, attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
-            }
+            recordFailure(error, for: key)
             throw error
         }
+    }
+
+    /// Remembers that an access of `key` failed with `error`, until the time of its retry, as a failed load does
+    /// (a cancellation is not a failure). Also for a batch that refuses an access without a load.
+    public func recordFailure(_ error: any Error, for key: AssetKey) {
+        guard !(error is CancellationError) else { return }
+        let attempts = (failures[key]?.attempts ?? 0) + 1
+        let delay: Duration
+        if let onRecord = error as? UnusableAnswerOnRecord {
+            delay = .seconds(max(0, onRecord.retryAt.timeIntervalSinceNow))
+        } else if Self.answeredButUnusable(error) {
+            delay = retryPolicy.unusableAnswerDelay
+        } else {
+            delay = retryPolicy.delay(afterAttempt: attempts)
+        }
+        failures.record(.init(error: error, attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
     }
 
     /// Awaits a load in flight as one of its waiters. A waiter whose task is cancelled stops counting, and when

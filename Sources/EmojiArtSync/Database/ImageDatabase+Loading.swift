@@ -69,9 +69,14 @@ extension ImageDatabase {
     /// image, under the tag the feed gives it now, less than `RetryPolicy.unusableAnswer` ago: asking again would
     /// get the same.
     func refuseUnusableAnswer(_ answer: UnusableAnswer?, of key: AssetKey) throws {
-        guard let answer, answer.tag == feedTags[key] else { return }
+        if let refusal = refusal(for: answer, of: key) { throw refusal }
+    }
+
+    /// The refusal of an access of `key` for `answer` on record (see `refuseUnusableAnswer`), or nil.
+    func refusal(for answer: UnusableAnswer?, of key: AssetKey) -> UnusableAnswerOnRecord? {
+        guard let answer, answer.tag == feedTags[key] else { return nil }
         let retryAt = answer.answeredAt.addingTimeInterval(loader.retryPolicy.unusableAnswer.seconds)
-        if retryAt > Date() { throw UnusableAnswerOnRecord(key: key, answer: answer, retryAt: retryAt) }
+        return retryAt > Date() ? UnusableAnswerOnRecord(key: key, answer: answer, retryAt: retryAt) : nil
     }
 
     /// A changed feed tag: fetched conditionally, stored only when the bytes differ.

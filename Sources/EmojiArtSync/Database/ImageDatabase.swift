@@ -214,9 +214,9 @@ public final class ImageDatabase {
     // MARK: - Accesses
 
     /// Answers a batch of feed entries in one turn: memory hits, disk hits whose fingerprint is the recorded one,
-    /// and refusals of keys whose failure is remembered (its retry time not come) are logged and returned as
-    /// answered; everything else (not stored, damaged, a load in flight to join, a failure due for its retry) is
-    /// returned as a miss, for `image(_:)`. Duplicates of a key in the batch are answered alike: the second one
+    /// and refusals of keys whose failure is remembered (its retry time not come) or whose answer with no image
+    /// is on record are logged and returned as answered; everything else (not stored, damaged, a load in flight
+    /// to join, a failure due for its retry) is returned as a miss, for `image(_:)`. Duplicates of a key in the batch are answered alike: the second one
     /// of a key found on disk is a memory hit, as in the book.
     public func answer(_ entries: ArraySlice<AssetKey>) -> BatchAnswer {
         siloVisits += 1
@@ -227,7 +227,7 @@ public final class ImageDatabase {
                 for key in entries {
                     switch try answerNow(key) {
                     case .hit(let asset, let hit)?: answer.answered.append((key, hit, asset.size))
-                    case .refused(let failure)?: answer.refused.append((key, String(describing: failure)))
+                    case .refused(let reason)?: answer.refused.append((key, reason))
                     case nil: answer.misses.append(key)
                     }
                     taken += 1
@@ -245,9 +245,9 @@ public final class ImageDatabase {
     /// What a batch can answer about one key without waiting.
     enum ImmediateAnswer {
         case hit(Asset, Hit)
-        /// A remembered failure whose retry time has not come: the access is refused (and logged) as
-        /// `image(_:)` would refuse it.
-        case refused(ImageLoader.RememberedFailure)
+        /// A remembered failure whose retry time has not come, or an answer with no image on record: the access
+        /// is refused (and logged) as `image(_:)` would refuse it. The reason, as `image(_:)`'s error says it.
+        case refused(String)
     }
 
     /// One key of a batch: answered now, or nil for a miss. Throws when the index cannot be read.
@@ -259,12 +259,20 @@ public final class ImageDatabase {
         guard !loader.isLoading(key) else { return nil }
         if let failure = loader.rememberedFailure(for: key) {
             logFailure(key, failure)
-            return .refused(failure)
+            return .refused(String(describing: failure))
+        }
+        guard !loader.hasFailureOnRecord(key) else { return nil }  // due for its retry: a load
+        guard let entry = try index.entry(for: key) else {
+            // Not stored, and on record as answering with no image: refused as `image(_:)` would refuse it, and
+            // remembered, so the feed's other listings of it are refused from memory.
+            guard let refusal = refusal(for: try index.unusableAnswer(for: key), of: key) else { return nil }
+            loader.recordFailure(refusal, for: key)
+            logFailure(key, refusal)
+            return .refused(String(describing: refusal))
         }
         // One lstat decides: the recorded fingerprint (device, inode, size, mtime, ctime of the regular file the
         // agent wrote or verified) or nothing; anything else is a miss, looked at closely by `image(_:)`.
-        guard !loader.hasFailureOnRecord(key), let entry = try index.entry(for: key),
-            let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
+        guard let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
         else { return nil }
         let asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
         loader.remember(asset)
