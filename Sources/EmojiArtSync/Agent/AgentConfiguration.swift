@@ -12,7 +12,7 @@ public struct AgentConfiguration: Sendable {
     /// `concurrency` transfers busy while others are answered from memory or disk, never a task per entry.
     /// A miss stays pending until its group commit is done, so the window also caps the commit's batches: at
     /// `concurrency * 8` (64) a cold pass of 100,000 small files ran batches of about 30, each paying a `syncfs`
-    /// and a directory `fsync`, and took 44 s; at `concurrency * 64` (512), 32 s (docs/BENCHMARKS.md).
+    /// and a directory `fsync` (docs/BENCHMARKS.md, "the cold path").
     public var accessWindow: Int { max(32, concurrency * 64) }
     /// The memory cache's bound. 64 MiB holds the book gallery many times over.
     public var memoryLimit = 64 * 1024 * 1024
