@@ -36,7 +36,7 @@ extension ImageDatabase {
     /// What the index says of `key`: its row and its unusable answer on record, read in one transaction (each
     /// statement outside one takes and drops SQLite's locks: two `fcntl`s apiece).
     private func lookUp(_ key: AssetKey) throws(SyncError) -> (entry: IndexEntry?, unusable: UnusableAnswer?) {
-        try index.transaction { () throws(SyncError) in (try index.entry(for: key), try index.unusableAnswer(for: key)) }
+        try index.readTransaction { () throws(SyncError) in (try index.entry(for: key), try index.unusableAnswer(for: key)) }
     }
 
     /// One job off the silo (fetch, validate, hash, write a temporary file: `AssetFetcher.fetchAndStage`), then

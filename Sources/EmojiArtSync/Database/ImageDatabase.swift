@@ -150,7 +150,7 @@ public final class ImageDatabase {
     /// the same feed, a lookup of each key found stale last time (a file stored since took the feed's tag).
     public func staleKeys() throws(SyncError) -> [AssetKey] {
         if let last = lastStale, last.feedVersion == feedVersion {
-            let stale = try index.transaction { () throws(SyncError) in
+            let stale = try index.readTransaction { () throws(SyncError) in
                 var stale: [AssetKey] = []
                 for key in last.keys {
                     if let recorded = try index.entry(for: key)?.tag, recorded != feed[key] { stale.append(key) }
@@ -223,7 +223,7 @@ public final class ImageDatabase {
         var answer = BatchAnswer()
         var taken = 0
         do {
-            try index.transaction { () throws(SyncError) in
+            try index.readTransaction { () throws(SyncError) in
                 for key in entries {
                     switch try answerNow(key) {
                     case .hit(let asset, let hit)?: answer.answered.append((key, hit, asset.size))

@@ -174,7 +174,13 @@ public final class AssetIndex {
     /// of once per statement, and a batch of changes commits together. Nothing in `body` may suspend. A failed
     /// `BEGIN` or `COMMIT` throws (the changes are rolled back): an index that cannot be written is an error.
     public func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
-        try connection.transaction(body)
+        try connection.transaction(.immediate, body)
+    }
+
+    /// Runs `body`, which only reads, inside one read transaction (a deferred `BEGIN`: no write lock), so a sweep
+    /// of lookups sees one state of the index and takes SQLite's locks once. Nothing in `body` may suspend.
+    public func readTransaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
+        try connection.transaction(.deferred, body)
     }
 
     /// The row for file `name`, if the agent owns it. Throws when the index cannot be read (busy, I/O error):

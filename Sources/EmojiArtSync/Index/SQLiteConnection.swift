@@ -48,17 +48,36 @@ final class SQLiteConnection {
         return Statement(statement, connection: self)
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back when it throws.
-    func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
-        try execute("BEGIN IMMEDIATE")
+    /// How a transaction begins.
+    enum TransactionKind {
+        /// `BEGIN IMMEDIATE`: the write lock at once, for changes.
+        case immediate
+        /// `BEGIN` (deferred): only a read lock until something writes, for a sweep of lookups. Two `fcntl`
+        /// calls fewer than an immediate one; a pass takes one per batch of entries and per miss.
+        case deferred
+    }
+
+    /// `BEGIN IMMEDIATE`, `BEGIN`, `COMMIT`, `ROLLBACK`, compiled once: transactions are begun per batch of a pass.
+    private lazy var transactionStatements: [String: Statement] = [:]
+
+    /// Runs `body` inside a transaction of `kind` (`BEGIN ... COMMIT`), rolling back when it throws.
+    func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws(SyncError) -> T) throws(SyncError) -> T {
+        try control(kind == .immediate ? "BEGIN IMMEDIATE" : "BEGIN").run()
         do {
             let result = try body()
-            try execute("COMMIT")
+            try control("COMMIT").run()
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? control("ROLLBACK").run()
             throw error
         }
+    }
+
+    private func control(_ sql: String) throws(SyncError) -> Statement {
+        if let statement = transactionStatements[sql] { return statement }
+        let statement = try prepare(sql)
+        transactionStatements[sql] = statement
+        return statement
     }
 
     /// The value of an integer `PRAGMA` (or any single-integer query).

@@ -161,7 +161,7 @@ public final class GroupCommitter {
     /// (each statement outside one takes and drops SQLite's locks), in the same turn of the silo as the renames.
     private func owned(_ batch: [PendingFile]) throws(SyncError) -> [Bool] {
         let index = index()
-        return try index.transaction { () throws(SyncError) in
+        return try index.readTransaction { () throws(SyncError) in
             var owners: [Bool] = []
             owners.reserveCapacity(batch.count)
             for file in batch { owners.append(try index.entry(named: file.entry.name)?.key == file.entry.key) }
