@@ -22,17 +22,23 @@ def cpu_ms(pid):
     return (int(fields[11]) + int(fields[12])) * TICK_MS  # utime, stime (fields 14 and 15 of stat(5))
 
 
-def cpu_ms_fine(pid):
-    """CPU of PID's live threads in ms from /proc/PID/task/*/schedstat (nanoseconds, not clock ticks): an idle
-    agent spends a few ms a minute, below what 10 ms ticks resolve. Threads that ended are not counted."""
-    total = 0
+def thread_cpu_ns(pid):
+    """CPU of each live thread of PID in ns, from /proc/PID/task/*/schedstat (not clock ticks: an idle agent
+    spends a few ms a minute, below what 10 ms ticks resolve)."""
+    times = {}
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
+                times[task] = int(f.read().split()[0])
         except OSError:
             pass
-    return total / 1e6
+    return times
+
+
+def cpu_ms_between(before, after):
+    """CPU spent between two `thread_cpu_ns` readings: threads that ended meanwhile count up to `before`, not at
+    all after it (their last moments are lost), and a thread that started meanwhile counts whole."""
+    return sum(ns - before.get(task, 0) for task, ns in after.items()) / 1e6
 
 
 def memory_kib(pid, field):
@@ -162,9 +168,9 @@ def main():
         idle = []
         idle_window = a.idle_window or a.window
         for _ in range(a.runs if "idle" in phases else 0):
-            before = cpu_ms_fine(agent.proc.pid)
+            before = thread_cpu_ns(agent.proc.pid)
             time.sleep(idle_window)
-            idle.append((cpu_ms_fine(agent.proc.pid) - before) * 60.0 / idle_window)
+            idle.append(cpu_ms_between(before, thread_cpu_ns(agent.proc.pid)) * 60.0 / idle_window)
         if "idle" in phases:
             print(fmt(f"{a.label} agent idle CPU (ms per minute, {idle_window:.0f} s windows)", idle, "ms"), flush=True)
             print(f"{a.label + ' agent RSS, idle after the first pass':<58} {memory_kib(agent.proc.pid, 'VmRSS') / 1024:10.1f} MiB   "
