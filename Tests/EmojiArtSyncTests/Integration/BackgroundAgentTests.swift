@@ -31,12 +31,12 @@ struct BackgroundAgentTests {
         rename(dir.file("replacement.tmp"), dir.file("gallery_image_4.png"))
         rename(dir.file("gallery_image_5.png"), outside.file("kept.png"))
 
-        let repaired = await eventually(timeout: .seconds(10)) { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } }
+        let repaired = await eventually(timeout: .seconds(30)) { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } }
         #expect(repaired)
         #expect(readBytes(outside.file("kept.png")) == gallery.server.imageBytes(5), "a file moved away is the user's now")
         // A file is in place once its batch is committed; its hit=network line is written right after that.
         let expected = [(1, "missing"), (2, "corrupt"), (3, "corrupt"), (4, "corrupt"), (5, "missing")]
-        _ = await eventually(timeout: .seconds(10)) {
+        _ = await eventually(timeout: .seconds(30)) {
             let lines = logLines(dir.path)
             return expected.allSatisfy { n, _ in
                 lines.contains { $0.contains("hit=network") && $0.contains("key=/gallery/image?\(n)") && $0.contains("event=asset") }
