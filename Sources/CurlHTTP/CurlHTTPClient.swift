@@ -10,7 +10,8 @@ import Synchronization
 /// Swift's cooperative pool, except ``shutdown()``, which waits briefly for the thread to end.
 ///
 /// Behaviour:
-/// - At most `maxConcurrentRequests` transfers run at once; the rest wait in FIFO order.
+/// - At most `maxConcurrentRequests` transfers run at once; the rest wait in FIFO order, `urgent` ones
+///   (`RequestPriority`) before the others.
 ///   Connections are kept alive and reused through the multi handle's connection cache,
 ///   capped at the same number.
 /// - Only `http` and `https`. Redirects are followed on the same host only, at most
@@ -90,14 +91,16 @@ public final class CurlHTTPClient: Sendable {
     /// large, truncated, unsupported URL, malformed header, TLS, shut down, ...), and
     /// `CancellationError` if the calling task is cancelled, in which case the transfer is
     /// abandoned at once.
-    public func get(_ url: String, headers: HTTPHeaders = HTTPHeaders(), maxBodySize: Int? = nil) async throws -> HTTPResponse {
+    public func get(
+        _ url: String, headers: HTTPHeaders = HTTPHeaders(), maxBodySize: Int? = nil, priority: RequestPriority = .normal
+    ) async throws -> HTTPResponse {
         try Task.checkCancellation()
         // Refuse bad URLs and headers here, before the loop or libcurl's network code sees them.
         var target = try CurlURL(url)
         let lines = try RequestHeaderLines(headers, url: url).lines
         var followed = 0
         while true {
-            let response = try await perform(target, headerLines: lines, maxBodySize: maxBodySize)
+            let response = try await perform(target, headerLines: lines, maxBodySize: maxBodySize, priority: priority)
             guard configuration.maxRedirects > 0, response.isRedirect, let location = response.redirectURL else {
                 return response
             }
@@ -119,10 +122,12 @@ public final class CurlHTTPClient: Sendable {
     }
 
     /// One request, no redirects followed: queues it on the loop and waits for its outcome.
-    private func perform(_ url: CurlURL, headerLines: [String], maxBodySize: Int?) async throws -> HTTPResponse {
+    private func perform(
+        _ url: CurlURL, headerLines: [String], maxBodySize: Int?, priority: RequestPriority
+    ) async throws -> HTTPResponse {
         let request = CurlLoopMailbox.Request(
             id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: url, headerLines: headerLines,
-            maxBodySize: maxBodySize.map { max(0, $0) }, slot: RequestSlot())
+            maxBodySize: maxBodySize.map { max(0, $0) }, priority: priority, slot: RequestSlot())
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard request.slot.install(continuation) else { return }

@@ -18,6 +18,8 @@ final class CurlLoopMailbox: Sendable {
         let headerLines: [String]
         /// This request's body limit, when it differs from the client's `maxBodySize`.
         let maxBodySize: Int?
+        /// Which queue it waits in for a transfer slot.
+        let priority: RequestPriority
         /// Where the result goes.
         let slot: RequestSlot
     }

@@ -13,7 +13,7 @@ import Darwin
 ///
 /// Runs on one dedicated thread (``CurlHTTPClient`` starts it) and touches its state from that
 /// thread only, which is why it is not `Sendable`: the multi handle, the easy handles, the
-/// table of active transfers and the FIFO of waiting requests all belong to it. The outside
+/// table of active transfers and the queues of waiting requests all belong to it. The outside
 /// world talks to it only through the ``CurlLoopMailbox``.
 ///
 /// One turn of the loop: take new requests and cancellations from the mailbox, drop cancelled
@@ -31,9 +31,8 @@ final class CurlMultiLoop {
     private let configuration: HTTPClientConfiguration
     /// Transfers on the multi handle, by request id.
     private var active: [UInt64: CurlTransfer] = [:]
-    /// Requests waiting for a free transfer slot, oldest first (from ``waitingHead`` on).
-    private var waiting: [CurlLoopMailbox.Request] = []
-    private var waitingHead = 0
+    /// Requests waiting for a free transfer slot: urgent ones first, each kind oldest first.
+    private var waiting = WaitingRequests()
 
     /// The longest `curl_multi_poll` sleeps when neither sockets, timers nor the mailbox call.
     /// Only a safety net: every mailbox write wakes the loop at once.
@@ -80,35 +79,25 @@ final class CurlMultiLoop {
 
     private func enqueue(_ requests: [CurlLoopMailbox.Request]) {
         guard !requests.isEmpty else { return }
-        if waitingHead > 0 && waitingHead * 2 >= waiting.count {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
-        }
-        waiting.append(contentsOf: requests)
+        for request in requests { waiting.append(request) }
         publishQueued()
     }
 
     private func publishQueued() {
-        let queued = waiting.count - waitingHead
+        let queued = waiting.count
         mailbox.statistics.withLock { $0.queuedRequests = queued }
     }
 
     private var hasStartableWork: Bool {
-        waitingHead < waiting.count && active.count < configuration.maxConcurrentRequests
+        !waiting.isEmpty && active.count < configuration.maxConcurrentRequests
     }
 
-    /// Starts queued requests in FIFO order while there is room; requests already answered
-    /// (cancelled while they waited) are dropped without any I/O.
+    /// Starts queued requests while there is room, urgent ones first, each kind in FIFO order; requests
+    /// already answered (cancelled while they waited) are dropped without any I/O.
     private func startWaitingTransfers() {
-        while hasStartableWork {
-            let request = waiting[waitingHead]
-            waitingHead += 1
+        while hasStartableWork, let request = waiting.popFirst() {
             if request.slot.isFinished { continue }
             start(request)
-        }
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
         }
         publishQueued()
     }
@@ -212,11 +201,9 @@ final class CurlMultiLoop {
             recordCancelled(transfer)
             transfer.request.slot.finish(.failure(HTTPClientError.shutDown(url: transfer.request.url.string)))
         }
-        for request in waiting[waitingHead...] {
+        for request in waiting.removeAll() {
             request.slot.finish(.failure(HTTPClientError.shutDown(url: request.url.string)))
         }
-        waiting.removeAll()
-        waitingHead = 0
         mailbox.markStopped()
     }
 

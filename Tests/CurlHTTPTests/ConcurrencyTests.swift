@@ -104,6 +104,29 @@ struct ConcurrencyTests {
         #expect(client.statistics.queuedRequests == 0)
     }
 
+    @Test("An urgent request waiting for a slot starts before the normal ones queued ahead of it")
+    func urgentFirst() async throws {
+        let server = try TestHTTPServer { request in
+            request.target == "/blocker" ? .silent : .respond(status: 200, body: Array(request.target.utf8))
+        }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 1))
+        defer { client.shutdown() }
+
+        let blocker = Task { try await client.get(server.url("/blocker")) }
+        #expect(await eventually { server.requestCount("/blocker") == 1 })
+        let queued = (0..<5).map { index in Task { try await client.get(server.url("/queued/\(index)")) } }
+        #expect(await eventually { client.statistics.queuedRequests == 5 }, "\(client.statistics.queuedRequests) queued")
+        let urgent = Task { try await client.get(server.url("/urgent"), priority: .urgent) }
+        #expect(await eventually { client.statistics.queuedRequests == 6 })
+        blocker.cancel()
+        _ = await blocker.result
+
+        #expect(try await urgent.value.body == Array("/urgent".utf8))
+        for task in queued { _ = try await task.value }
+        #expect(server.requests.map(\.target) == ["/blocker", "/urgent"] + (0..<5).map { "/queued/\($0)" })
+    }
+
     @Test("shutdown fails running and queued requests promptly, and later requests fail at once")
     func shutdownInFlight() async throws {
         let server = try TestHTTPServer { _ in .silent }

@@ -1,3 +1,4 @@
+import CurlHTTP
 import Foundation
 import Logging
 
@@ -11,14 +12,15 @@ extension MirrorKeeper {
         wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
     }
 
-    /// Fetches keys from the network and stores them; with a reason, each is logged as a repair first.
-    func refetch(_ keys: [AssetKey], reason: ImageDatabase.DamageReason?) async {
+    /// Fetches keys from the network and stores them; with a reason, each is logged as a repair first. Urgent
+    /// ones (a person's change) take their transfer slots before the pass's waiting ones.
+    func refetch(_ keys: [AssetKey], reason: ImageDatabase.DamageReason?, priority: RequestPriority = .normal) async {
         let keys = keys.filter { !repairing.contains($0) }
         guard !keys.isEmpty else { return }
         repairing.formUnion(keys)
         await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
             if let reason { await database.noteRepair(of: key, reason: reason) }
-            _ = try? await database.refetch(key)
+            _ = try? await database.refetch(key, priority: priority)
         }
         repairing.subtract(keys)
         wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
@@ -120,8 +122,9 @@ extension MirrorKeeper {
                     report(error, while: "checking \(name)")
                 }
             }
-            async let missingDone: Void = refetch(missing, reason: .missing)
-            async let corruptDone: Void = refetch(corrupt, reason: .corrupt)
+            let priority: RequestPriority = urgent ? .urgent : .normal
+            async let missingDone: Void = refetch(missing, reason: .missing, priority: priority)
+            async let corruptDone: Void = refetch(corrupt, reason: .corrupt, priority: priority)
             _ = await (missingDone, corruptDone)
             if urgent { urgentRepairs -= 1 }
             updateUrgentLane()

@@ -1,3 +1,4 @@
+import CurlHTTP
 import Foundation
 import Logging
 
@@ -27,10 +28,11 @@ extension ImageDatabase {
 
     /// A refetch of a key with no file goes to the network unless its answer is on record as not an image
     /// (a repair of a stored file always does).
-    func loadForRefetch(_ key: AssetKey) async throws -> (Asset, Hit) {
+    func loadForRefetch(_ key: AssetKey, priority: RequestPriority) async throws -> (Asset, Hit) {
         let look = try lookUp(key)
         if look.entry == nil { try refuseUnusableAnswer(look.unusable, of: key) }
-        return try await loadFromNetwork(key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil)
+        return try await loadFromNetwork(
+            key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil, priority: priority)
     }
 
     /// What the index says of `key`: its row and its unusable answer on record, read in one transaction (each
@@ -42,11 +44,13 @@ extension ImageDatabase {
     /// One job off the silo (fetch, validate, hash, write a temporary file: `AssetFetcher.fetchAndStage`), then
     /// the group commit. `owned`: the index has a row for `key` (looked up in this turn of the silo).
     /// `unusableOnRecord`: the index records an answer of the server that was no image.
-    func loadFromNetwork(_ key: AssetKey, owned: Bool, unusableOnRecord: Bool) async throws -> (Asset, Hit) {
+    func loadFromNetwork(
+        _ key: AssetKey, owned: Bool, unusableOnRecord: Bool, priority: RequestPriority = .normal
+    ) async throws -> (Asset, Hit) {
         try refuseTakenPath(key, owned: owned)  // no fetch for a path the agent could not write anyway
         let staged: StagedAsset
         do {
-            staged = try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory)
+            staged = try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory, priority: priority)
         } catch {
             if ImageLoader.answeredButUnusable(error) {
                 do {

@@ -1,3 +1,4 @@
+import CurlHTTP
 import Foundation
 import Logging
 
@@ -298,11 +299,13 @@ public final class ImageDatabase {
     }
 
     /// Fetches `key` from the network even if memory and disk have it, and stores it: a repair.
-    public func refetch(_ key: AssetKey) async throws -> Asset {
+    /// `priority: .urgent` for a repair a person's change asked for: its transfer starts before those of a pass
+    /// still waiting for a slot.
+    public func refetch(_ key: AssetKey, priority: RequestPriority = .normal) async throws -> Asset {
         siloVisits += 1
         do {
             let (asset, hit) = try await loader.reload(key) { [self] in
-                try await self.countingFailure { try await self.loadForRefetch(key) }
+                try await self.countingFailure { try await self.loadForRefetch(key, priority: priority) }
             }
             if hit == .memory { logAccess(key, hit: hit, asset: asset) }
             return asset

@@ -30,19 +30,27 @@ extension AssetFetcher {
             throw error
         }
         if response.status == 304 { return .notModified }
-        return .changed(try GalleryFeed.decode(response.body, known: known), HTTPValidators(headers: response.headers))
+        // Decoded on the blocking-I/O pool, not on one of the cooperative pool's threads (two on this kind of
+        // machine): a 35 MB feed takes a few hundred milliseconds, in which the silo would have one thread left.
+        let body = response.body
+        let feed = try await BlockingIO.run { try GalleryFeed.decode(body, known: known) }
+        return .changed(feed, HTTPValidators(headers: response.headers))
     }
 
     /// Fetches one asset, conditionally when `validators` are given and not empty: a `304 Not
     /// Modified` answers ``AssetFetch/notModified``; a `200` is returned only if its bytes are a
     /// valid PNG. Other statuses throw as ``fetchAsset(_:)`` does.
+    /// `priority`: `.urgent` for a repair a person's change asked for, which then starts before the pass's
+    /// transfers still waiting for a slot.
     @concurrent
-    public func fetchAsset(_ key: AssetKey, validators: HTTPValidators?) async throws -> AssetFetch {
+    public func fetchAsset(
+        _ key: AssetKey, validators: HTTPValidators?, priority: RequestPriority = .normal
+    ) async throws -> AssetFetch {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
         let response = try await withRetries {
-            try Self.checked(try await self.client.get(url, headers: headers), conditional: !headers.isEmpty)
+            try Self.checked(try await self.client.get(url, headers: headers, priority: priority), conditional: !headers.isEmpty)
         }
         receivedBytes.add(response.body.count)
         metrics.fetched(bytes: response.body.count, duration: started.duration(to: .now))

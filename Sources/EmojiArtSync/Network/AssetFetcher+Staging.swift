@@ -1,3 +1,5 @@
+import CurlHTTP
+
 /// A fetched, valid asset whose bytes already sit in a private temporary file, not yet flushed: what the off-silo
 /// job of a miss hands to the group commit.
 public struct StagedAsset: Sendable {
@@ -18,8 +20,10 @@ extension AssetFetcher {
     static let inlineWriteLimit = 64 * 1024
 
     @concurrent
-    public func fetchAndStage(_ key: AssetKey, in temporaryDirectory: String) async throws -> StagedAsset {
-        guard case .fetched(let asset, let validators) = try await fetchAsset(key, validators: nil),
+    public func fetchAndStage(
+        _ key: AssetKey, in temporaryDirectory: String, priority: RequestPriority = .normal
+    ) async throws -> StagedAsset {
+        guard case .fetched(let asset, let validators) = try await fetchAsset(key, validators: nil, priority: priority),
             let bytes = asset.bytes
         else {
             throw SyncError(.server, "\(server.url(for: key)) answered 304 to an unconditional request")
