@@ -78,19 +78,9 @@ struct ConcurrencyTests {
 
     @Test("Cancelling requests still waiting in the queue skips them without I/O")
     func cancelQueued() async throws {
-        let server = try TestHTTPServer { request in
-            request.target == "/blocker" ? .silent : .respond(status: 200, body: Array(request.target.utf8))
-        }
+        let (server, client, blocker, queued) = try await Self.fiveQueuedBehindABlocker()
         defer { server.stop() }
-        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 1))
         defer { client.shutdown() }
-
-        let blocker = Task { try await client.get(server.url("/blocker")) }
-        #expect(await eventually { server.requestCount("/blocker") == 1 })
-        let queued = (0..<5).map { index in Task { try await client.get(server.url("/queued/\(index)")) } }
-        // In the loop's queue, behind the blocker (before, a fixed 50 ms sleep: the test passed whether or not they
-        // had got there, since a request cancelled on its way is skipped as well).
-        #expect(await eventually { client.statistics.queuedRequests == 5 }, "\(client.statistics.queuedRequests) queued")
         for task in queued { task.cancel() }
         for task in queued {
             await #expect(throws: CancellationError.self) { try await task.value }
@@ -106,17 +96,9 @@ struct ConcurrencyTests {
 
     @Test("An urgent request waiting for a slot starts before the normal ones queued ahead of it")
     func urgentFirst() async throws {
-        let server = try TestHTTPServer { request in
-            request.target == "/blocker" ? .silent : .respond(status: 200, body: Array(request.target.utf8))
-        }
+        let (server, client, blocker, queued) = try await Self.fiveQueuedBehindABlocker()
         defer { server.stop() }
-        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 1))
         defer { client.shutdown() }
-
-        let blocker = Task { try await client.get(server.url("/blocker")) }
-        #expect(await eventually { server.requestCount("/blocker") == 1 })
-        let queued = (0..<5).map { index in Task { try await client.get(server.url("/queued/\(index)")) } }
-        #expect(await eventually { client.statistics.queuedRequests == 5 }, "\(client.statistics.queuedRequests) queued")
         let urgent = Task { try await client.get(server.url("/urgent"), priority: .urgent) }
         #expect(await eventually { client.statistics.queuedRequests == 6 })
         blocker.cancel()
@@ -125,6 +107,24 @@ struct ConcurrencyTests {
         #expect(try await urgent.value.body == Array("/urgent".utf8))
         for task in queued { _ = try await task.value }
         #expect(server.requests.map(\.target) == ["/blocker", "/urgent"] + (0..<5).map { "/queued/\($0)" })
+    }
+
+    /// A client with one transfer slot, held by `/blocker` (which the server never answers), and five requests
+    /// (`/queued/0` to `/queued/4`) in the loop's queue behind it. Each echoes its target when answered.
+    private static func fiveQueuedBehindABlocker() async throws
+        -> (TestHTTPServer, CurlHTTPClient, blocker: Task<HTTPResponse, any Error>, queued: [Task<HTTPResponse, any Error>])
+    {
+        let server = try TestHTTPServer { request in
+            request.target == "/blocker" ? .silent : .respond(status: 200, body: Array(request.target.utf8))
+        }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 1))
+        let blocker = Task { try await client.get(server.url("/blocker")) }
+        #expect(await eventually { server.requestCount("/blocker") == 1 })
+        let queued = (0..<5).map { index in Task { try await client.get(server.url("/queued/\(index)")) } }
+        // In the loop's queue, behind the blocker (before, a fixed 50 ms sleep: the test passed whether or not they
+        // had got there, since a request cancelled on its way is skipped as well).
+        #expect(await eventually { client.statistics.queuedRequests == 5 }, "\(client.statistics.queuedRequests) queued")
+        return (server, client, blocker, queued)
     }
 
     @Test("shutdown fails running and queued requests promptly, and later requests fail at once")
