@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Background-agent figures for contrib/bench/scale.sh, against a gallery already being served (nginx on a static
-export): idle CPU per minute between polls, CPU of a poll whose feed did not change, CPU of a poll whose feed
-changed, resident memory (VmRSS, and the peak VmHWM) idle after the first pass and after each polling run, and
+export): idle CPU per minute between polls, CPU of a poll whose feed did not change (a 304), was sent again with
+the same items (a new ETag) and changed (one item's checksum differs), resident memory (VmRSS, and the peak VmHWM) idle after the first pass and after each polling run, and
 repair latency (delete one of the agent's files, time until it is back byte-identical).
 
 CPU comes from /proc/PID/stat (utime + stime, in clock ticks), so figures are in milliseconds of CPU with a
@@ -206,6 +206,32 @@ def main():
         # 3. Poll CPU: an agent polling every second; CPU over a window minus the idle rate, per poll seen.
         idle_per_s = statistics.median(idle) / 60.0 if idle else 0.0
         rss = {}
+        # A real change for "edit" polls: the first item's checksum differs in a second copy of the feed, and each
+        # poll finds the other copy in place (hard links renamed over the feed: atomic, nothing copied).
+        versions = [a.feed + ".bench-a", a.feed + ".bench-b"]
+
+        def write_versions():
+            with open(a.feed, "rb") as f:
+                original = f.read()
+            at = original.index(b'"checksum":"') + len(b'"checksum":"')
+            edited = original[:at] + (b"0" if original[at:at + 1] != b"0" else b"1") + original[at + 1:]
+            now = time.time()
+            for offset, (path, body) in enumerate(zip(versions, (original, edited))):
+                with open(path, "wb") as f:
+                    f.write(body)
+                # nginx's ETag and Last-Modified are the mtime in seconds and the size, the same for both copies
+                # written in one second: their mtimes are set apart, or a swap would be answered 304.
+                os.utime(path, (now - 10 * offset, now - 10 * offset))
+
+        def swap_feed(turn):
+            if os.path.samefile(versions[turn % 2], a.feed):
+                return  # rename(2) of a link onto another link of the same file does nothing
+            link = a.feed + ".bench-link"
+            if os.path.exists(link):
+                os.unlink(link)
+            os.link(versions[turn % 2], link)
+            os.replace(link, a.feed)
+
         def poll_cpu(change_feed):
             # At debug level: an unchanged (304) poll logs its line only there, and the polls are counted by it.
             agent = Agent(a.agent, a.server, 1, work, "debug", reuse=mirror)
@@ -213,11 +239,15 @@ def main():
                 if not wait_until(lambda: poll_lines(agent.log) >= 2, 1800, 0.1):
                     raise SystemExit("the polling agent did not finish two polls")
                 values = []
+                turn, seen = 0, poll_lines(agent.log)
                 for _ in range(a.runs):
                     polls0, cpu0, t0 = poll_lines(agent.log), cpu_ms(agent.proc.pid), time.monotonic()
                     while time.monotonic() - t0 < a.window:
-                        if change_feed:
+                        if change_feed == "touch":
                             os.utime(a.feed)  # new mtime: nginx sends a new ETag and Last-Modified
+                        elif change_feed == "edit" and poll_lines(agent.log) > seen:
+                            seen, turn = poll_lines(agent.log), turn + 1
+                            swap_feed(turn)  # the poll that follows sees one checksum changed
                         time.sleep(0.2)
                     polls = poll_lines(agent.log) - polls0
                     spent = cpu_ms(agent.proc.pid) - cpu0 - idle_per_s * (time.monotonic() - t0)
@@ -228,9 +258,19 @@ def main():
             finally:
                 agent.stop()
         if "poll" in phases:
-            print(fmt(f"{a.label} agent CPU per poll, feed unchanged (304 if conditional)", poll_cpu(False), "ms"), flush=True)
-            print(fmt(f"{a.label} agent CPU per poll, feed changed (new ETag)", poll_cpu(True), "ms"), flush=True)
-        for changed, what in ((False, "unchanged"), (True, "changed")):
+            write_versions()
+            try:
+                print(fmt(f"{a.label} agent CPU per poll, feed unchanged (304 if conditional)", poll_cpu("none"), "ms"),
+                      flush=True)
+                print(fmt(f"{a.label} agent CPU per poll, feed re-sent (new ETag, same items)", poll_cpu("touch"), "ms"),
+                      flush=True)
+                print(fmt(f"{a.label} agent CPU per poll, feed changed (one checksum differs)", poll_cpu("edit"), "ms"),
+                      flush=True)
+            finally:
+                swap_feed(0)  # the export as it was
+                for path in versions:
+                    os.unlink(path)
+        for changed, what in (("none", "unchanged"), ("touch", "re-sent"), ("edit", "changed")):
             if changed in rss:
                 now, peak = rss[changed]
                 print(f"{a.label + ' agent RSS after polling every second, feed ' + what:<58} {now / 1024:10.1f} MiB   "
