@@ -58,11 +58,13 @@ INSTALLED := $(addprefix $(BINDIR)/,$(PROGRAMS)) \
 
 .PHONY: all install install-debug uninstall deb
 
+# Only the programs: a bare `swift build` also builds the tests' support library, which needs the Testing module
+# that a release build with the Swift runtime linked in does not have.
 all:
-	$(SWIFT) build $(RELEASE_FLAGS)
+	for program in $(PROGRAMS); do $(SWIFT) build $(RELEASE_FLAGS) --product $$program || exit 1; done
 
 $(addprefix $(BUILD_DIR)/,$(PROGRAMS)):
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product $(notdir $@)
 
 # The debug info, apart: what `strip` takes out of the installed binaries.
 $(BUILD_DIR)/%.debug: $(BUILD_DIR)/%

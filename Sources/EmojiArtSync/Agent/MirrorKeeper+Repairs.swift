@@ -12,15 +12,15 @@ extension MirrorKeeper {
         wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
     }
 
-    /// Fetches keys from the network and stores them; with a reason, each is logged as a repair first. Urgent
-    /// ones (a person's change) take their transfer slots before the pass's waiting ones.
+    /// Fetches keys from the network and stores them; with a reason, each is a repair (logged by the load that
+    /// repairs it; see `ImageDatabase.refetch`). Urgent ones (a person's change) take their transfer slots before
+    /// the pass's waiting ones.
     func refetch(_ keys: [AssetKey], reason: ImageDatabase.DamageReason?, priority: RequestPriority = .normal) async {
         let keys = keys.filter { !repairing.contains($0) }
         guard !keys.isEmpty else { return }
         repairing.formUnion(keys)
         await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
-            if let reason { await database.noteRepair(of: key, reason: reason) }
-            _ = try? await database.refetch(key, priority: priority)
+            _ = try? await database.refetch(key, reason: reason, priority: priority)  // each failure is logged
         }
         repairing.subtract(keys)
         wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline

@@ -271,14 +271,24 @@ public final class ImageDatabase {
             logFailure(key, refusal)
             return .refused(String(describing: refusal))
         }
-        // One lstat decides: the recorded fingerprint (device, inode, size, mtime, ctime of the regular file the
-        // agent wrote or verified) or nothing; anything else is a miss, looked at closely by `image(_:)`.
-        guard let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
-        else { return nil }
-        let asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+        // Anything but the recorded fingerprint is a miss, looked at closely by `image(_:)`.
+        guard let asset = trusted(entry, of: key) else { return nil }
         loader.remember(asset)
         logAccess(key, hit: .disk, asset: asset)
         return .hit(asset, .disk)
+    }
+
+    /// The asset `entry` records, when its file is the one the agent last wrote or verified: one `lstat` decides
+    /// (device, inode, size, mtime, ctime of a regular file, as recorded). Nil otherwise.
+    func trusted(_ entry: IndexEntry, of key: AssetKey) -> Asset? {
+        guard let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
+        else { return nil }
+        return Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+    }
+
+    /// `key`'s asset when its file is trusted as it is (`trusted(_:of:)`), nil when it is not stored or not intact.
+    func trustedOnDisk(_ key: AssetKey) throws(SyncError) -> Asset? {
+        try index.entry(for: key).flatMap { trusted($0, of: key) }
     }
 
     /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line. The line is
@@ -299,13 +309,26 @@ public final class ImageDatabase {
     }
 
     /// Fetches `key` from the network even if memory and disk have it, and stores it: a repair.
-    /// `priority: .urgent` for a repair a person's change asked for: its transfer starts before those of a pass
-    /// still waiting for a slot.
-    public func refetch(_ key: AssetKey, priority: RequestPriority = .normal) async throws -> Asset {
+    ///
+    /// With a `reason` it is a repair: the load that starts logs `event=repair` first, unless it finds the file
+    /// intact (its `lstat` is the fingerprint recorded when the agent last wrote it: another repair of the same
+    /// damage finished after this one was decided), which is a disk hit and fetches nothing. A refetch that joins
+    /// a load in flight logs no repair line: that load is the repair. `priority: .urgent` for a repair a person's
+    /// change asked for: its transfer starts before those of a pass still waiting for a slot.
+    public func refetch(
+        _ key: AssetKey, reason: DamageReason? = nil, priority: RequestPriority = .normal
+    ) async throws -> Asset {
         siloVisits += 1
         do {
             let (asset, hit) = try await loader.reload(key) { [self] in
-                try await self.countingFailure { try await self.loadForRefetch(key, priority: priority) }
+                if let reason {
+                    if let intact = try self.trustedOnDisk(key) {
+                        self.logAccess(key, hit: .disk, asset: intact)
+                        return (intact, .disk)
+                    }
+                    self.noteRepair(of: key, reason: reason)
+                }
+                return try await self.countingFailure { try await self.loadForRefetch(key, priority: priority) }
             }
             if hit == .memory { logAccess(key, hit: hit, asset: asset) }
             return asset

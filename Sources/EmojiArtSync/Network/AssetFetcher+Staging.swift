@@ -6,7 +6,8 @@ public struct StagedAsset: Sendable {
     public let asset: Asset
     /// The server's `ETag` and `Last-Modified` for the bytes.
     public let validators: HTTPValidators
-    /// The temporary file (in `SyncDirectory.temporaryDirectory`) holding exactly `asset.bytes`.
+    /// The temporary file (in `SyncDirectory.temporaryDirectory`) holding exactly the bytes the server sent (the
+    /// asset is kept without them: see `Asset.withoutBytes`).
     public let temporaryPath: String
 }
 
@@ -34,6 +35,8 @@ extension AssetFetcher {
         let path = bytes.count <= Self.inlineWriteLimit
             ? try DiskStorage.writeTemporaryFileNow(bytes, in: temporaryDirectory)
             : try await DiskStorage.writeTemporaryFile(bytes, in: temporaryDirectory)
-        return StagedAsset(asset: asset, validators: validators, temporaryPath: path)
+        // The bytes are in the file now: what waits for the commit (up to the access window's 512 misses, 25 MB of
+        // full-size images) holds the asset without them.
+        return StagedAsset(asset: asset.withoutBytes, validators: validators, temporaryPath: path)
     }
 }

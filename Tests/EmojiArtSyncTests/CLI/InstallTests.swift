@@ -6,6 +6,23 @@ import Testing
 /// DESTDIR; `make uninstall` takes exactly those away again.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct InstallTests {
+    /// `make` builds the two programs and nothing else: a bare `swift build` also built the tests' support
+    /// library, which a release build with the Swift runtime linked in cannot compile (no `Testing` module), so
+    /// `make` and `make install` on a fresh clone failed. (The full release build takes minutes: this reads the
+    /// commands `make -n` would run, for `make` and for an install into a build directory without binaries.)
+    @Test func makeBuildsOnlyThePrograms() throws {
+        let make = try #require(RepositoryFiles.tool("make"), "make is not installed")
+        let empty = TemporaryDirectory("no-binaries")
+        for arguments in [["-n", "all"], ["-n", "install", "BUILD_DIR=\(empty.path)", "DESTDIR=\(empty.path)/root"]] {
+            let dryRun = try RepositoryFiles.run(make, arguments)
+            let builds = dryRun.output.split(separator: "\n").filter { $0.contains("swift build") }
+            #expect(!builds.isEmpty, "\(arguments): \(dryRun.output)")
+            for line in builds {
+                #expect(line.contains("--product"), "\(arguments) builds every target: \(line)")
+            }
+        }
+    }
+
     @Test func installLandsEverythingAndUninstallRemovesIt() throws {
         let make = try #require(RepositoryFiles.tool("make"), "make is not installed")
         let destination = TemporaryDirectory("install")
