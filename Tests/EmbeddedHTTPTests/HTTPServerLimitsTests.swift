@@ -2,6 +2,7 @@ import CurlHTTP
 import Dispatch
 import EmbeddedHTTP
 import HTTPTypes
+import TestSupport
 import Testing
 
 /// The server's limits against hostile clients over real sockets: a few hundred half-sent requests (a

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 @Suite("The emojiart-gallery executable", .timeLimit(.minutes(1)))

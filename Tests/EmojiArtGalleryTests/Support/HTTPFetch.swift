@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import FoundationNetworking
 
@@ -47,10 +48,4 @@ func fetch(_ baseURL: String, _ path: String, method: String = "GET", body: [UIn
 private func requireURL(_ text: String) throws -> URL {
     guard let url = URL(string: text) else { throw TestFailure("bad URL \(text)") }
     return url
-}
-
-/// An error a test helper throws to fail the test with a message.
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import CPNG
+import TestSupport
 
 /// One chunk of a PNG file, with its stored CRC and the CRC of what is actually there.
 struct PNGChunk: Sendable {

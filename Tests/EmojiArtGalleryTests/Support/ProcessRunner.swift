@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// What a finished child process left behind.
 struct ProcessOutcome: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// What a raw HTTP/1.1 read saw: the parsed head and the body bytes exactly as they came off the
 /// socket (chunk framing included for chunked bodies).

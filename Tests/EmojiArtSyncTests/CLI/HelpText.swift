@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// What the built binary's `--help` says, read the way a person reads it.
 enum HelpText {

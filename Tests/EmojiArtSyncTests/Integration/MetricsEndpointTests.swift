@@ -117,32 +117,18 @@ struct MetricsEndpointTests {
     /// The feed lists each of items 10 and 20 (JSON, not images) three times: six failed accesses, logged once per
     /// asset in the pass (two lines), and two failed transfers, which is what the counter says (it counted six).
     @Test func failuresAreCountedPerLoadNotPerAccess() async throws {
-        let gallery = try await GalleryFixture(count: 29)
         let dir = TemporaryDirectory("metrics-per-load")
-        let listen = MetricsListenAddress(host: "127.0.0.1", port: 0)
-        var configuration = try gallery.configuration(dir: dir.path)
-        configuration.metricsListen = listen
-        let agent = try await SyncAgent(configuration: configuration)
-        defer { agent.shutdown() }
-        _ = try await agent.syncOnce()
-        let registry = try #require(agent.metricsRegistry)
-        let endpoint = try await MetricsEndpoint.start(registry: registry, address: listen)
-        let client = try CurlHTTPClient()
-        defer { client.shutdown() }
-        let response = try await client.get(endpoint.url)
-        await endpoint.stop()
-        await gallery.stop()
-        let samples = try Self.parse(String(decoding: response.body, as: UTF8.self))
+        let samples = try Self.parse(try await Self.exposition(count: 29, dir: dir))
         let failedLines = logLines(dir.path).filter { $0.contains("result=failed") && $0.contains("valid PNG") }
         #expect(failedLines.count == 2, "\(failedLines.joined(separator: "\n"))")
         #expect(Self.value(samples, "emojiart_sync_failures_total", ["kind": "invalid_image"]) == 2)
         #expect(Self.value(samples, "emojiart_sync_fetch_duration_seconds_count") == 29)
     }
 
-    /// The exposition text of an agent that synced a small gallery (failures included).
-    static func exposition() async throws -> String {
-        let gallery = try await GalleryFixture(count: 12)
-        let dir = TemporaryDirectory("metrics-help")
+    /// The exposition text of an agent in `dir` (a new one by default) that synced a gallery of `count` items
+    /// (every tenth a failure) once.
+    static func exposition(count: Int = 12, dir: TemporaryDirectory = TemporaryDirectory("metrics-help")) async throws -> String {
+        let gallery = try await GalleryFixture(count: count)
         let listen = MetricsListenAddress(host: "127.0.0.1", port: 0)
         var configuration = try gallery.configuration(dir: dir.path)
         configuration.metricsListen = listen

@@ -16,39 +16,15 @@ import Glibc
 struct MetricsPortLimitTests {
     /// A client that connects and sends `text`, then holds the connection until it is dropped.
     final class HalfSentRequest {
-        let fd: Int32
+        private let client: RawClient
 
         init(port: Int, sending text: String) throws {
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-            var timeout = timeval(tv_sec: 20, tv_usec: 0)
-            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = UInt16(port).bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard connected == 0 else {
-                close(fd)
-                throw TestFailure("connect to port \(port): errno \(errno)")
-            }
-            let bytes = Array(text.utf8)
-            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            client = try RawClient(port: port, receiveTimeout: 20)
+            try client.send(text)
         }
-
-        deinit { close(fd) }
 
         /// Waits for the server to end the connection (an end of stream or a reset); false after 20 s.
-        func waitForClose() -> Bool {
-            var byte: UInt8 = 0
-            while true {
-                let count = recv(fd, &byte, 1, 0)
-                if count == 0 || (count < 0 && errno == ECONNRESET) { return true }
-                if count < 0 { return false }
-            }
-        }
+        func waitForClose() -> Bool { client.readToEnd().closed }
     }
 
     static var threads: Int {

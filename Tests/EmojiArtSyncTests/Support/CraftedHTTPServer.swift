@@ -4,6 +4,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// A tiny HTTP/1.1 server on a loopback address, on raw POSIX sockets (a thread per connection), for faults

@@ -2,6 +2,7 @@ import EmojiArtGallery
 import EmojiArtSync
 import Foundation
 import Logging
+import TestSupport
 
 /// A real gallery on 127.0.0.1 (ephemeral port) plus a sync directory, for one test.
 /// Call `stop()` at the end of the test.

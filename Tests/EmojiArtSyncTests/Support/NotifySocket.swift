@@ -3,6 +3,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// A bound `AF_UNIX` datagram socket that plays systemd's side of sd_notify for one test: each datagram the

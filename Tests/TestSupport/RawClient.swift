@@ -4,21 +4,16 @@ import Foundation
 import Glibc
 #endif
 
-/// An error that fails the one test whose helper threw it.
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// A blocking TCP client for the server's tests: what it sends is exactly the bytes given (malformed requests
 /// included), and it reads until the server closes the connection or enough bytes have come.
-final class RawClient {
+public final class RawClient {
     private let fd: Int32
 
-    init(port: Int) throws {
+    /// Connects to 127.0.0.1:`port`; a read gives up after `receiveTimeout` seconds without a byte.
+    public init(port: Int, receiveTimeout: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -35,20 +30,20 @@ final class RawClient {
 
     deinit { close(fd) }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         let bytes = Array(text.utf8)
         let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == bytes.count else { throw TestFailure("send: \(sent) of \(bytes.count), errno \(errno)") }
     }
 
     /// Closes the sending side (`shutdown(SHUT_WR)`), as `nc -N` does after its input: the server sees the end.
-    func finishSending() {
+    public func finishSending() {
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 
-    /// Reads until the server closes the connection (or 10 s pass); returns everything read and whether it closed
+    /// Reads until the server closes the connection (or the receive timeout passes); returns everything read and whether it closed
     /// (an orderly end, or a reset: a server that closes with unread bytes of ours sends one).
-    func readToEnd() -> (text: String, closed: Bool) {
+    public func readToEnd() -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -61,8 +56,8 @@ final class RawClient {
         }
     }
 
-    /// Reads until `text` has been seen `times` times (or 10 s pass).
-    func read(until text: String, times: Int = 1) -> String {
+    /// Reads until `text` has been seen `times` times (or the receive timeout passes).
+    public func read(until text: String, times: Int = 1) -> String {
         var received = ""
         var chunk = [UInt8](repeating: 0, count: 65536)
         while received.components(separatedBy: text).count - 1 < times {
@@ -71,26 +66,5 @@ final class RawClient {
             received += String(decoding: chunk[..<count], as: UTF8.self)
         }
         return received
-    }
-}
-
-/// Open descriptors and threads of this process, from /proc.
-enum ProcessResources {
-    static var descriptors: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
-    }
-
-    /// Every thread of the process.
-    static var threads: Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).count
-    }
-
-    /// Threads named `embedded-http`: the server's own.
-    static var serverThreads: Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { task in
-            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-            return name.trimmingCharacters(in: .whitespacesAndNewlines) == "embedded-http"
-        }.count
     }
 }

@@ -1,0 +1,49 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A person's change goes ahead of a pass: the repair of a file deleted while a full pass of 20,000 entries runs
+/// lands before that pass ends.
+@Suite(.timeLimit(.minutes(5)))
+struct UrgentLaneTests {
+    @Test func aRepairDuringAFullPassLandsBeforeThePassEnds() async throws {
+        let gallery = try await GalleryFixture(count: 6_700, imageSize: .small)
+        let dir = TemporaryDirectory("urgent")
+        let agent = try await gallery.startAgent(dir: dir)
+        let lane = await agent.background.agent.database.urgentLane
+        let victim = dir.file("gallery_image_123.png")
+        let seen = Counter()
+        // Batch 10 of the pass: the file is deleted, and the pass goes on only once the watcher has seen it.
+        DatabaseTestHooks.setBeforePassBatch { batch in
+            guard batch == 10 else { return }
+            unlink(victim)
+            if await eventually(timeout: .seconds(10), { await lane.isOpen }) { seen.increment() }
+        }
+        defer { DatabaseTestHooks.setBeforePassBatch(nil) }
+        let polls = logLines(dir.path).filter { $0.contains("event=poll") }.count
+        let pass = await agent.keeper.reload()
+        await agent.keeper.waitForPass(pass)
+        DatabaseTestHooks.setBeforePassBatch(nil)
+        let held = await lane.passesHeldBack
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+
+        #expect(seen.value == 1, "the watcher never saw the deletion during the pass")
+        #expect(held >= 1, "the pass never waited for the repair")
+        #expect(readBytes(victim) == gallery.server.imageBytes(123))
+        let lines = logLines(dir.path)
+        let repaired = lines.firstIndex {
+            $0.contains("hit=network") && $0.split(separator: " ").contains("key=/gallery/image?123")
+        }
+        let passEnds = lines.indices.filter { lines[$0].contains("event=poll") }.dropFirst(polls).first
+        let repairedAt = try #require(repaired, "no hit=network line for the repaired file")
+        let passEndAt = try #require(passEnds, "no poll line for the pass")
+        #expect(repairedAt < passEndAt, "the repair landed after the pass ended")
+    }
+}

@@ -1,0 +1,39 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The watcher's own checks take only what a person changed, never the rescan backlog that every `SIGHUP`
+/// queues: a watcher that worked through rescans stopped reading inotify while `SIGHUP`s kept coming.
+@Suite(.timeLimit(.minutes(2)))
+struct WatcherChecksTests {
+    @Test func theWatchersChecksRepairWhatAPersonChangedAndLeaveTheRescanToTheScheduler() async throws {
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small)
+        let dir = TemporaryDirectory("watcher-checks")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.pollInterval = .seconds(3600)
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually { gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) } })
+        let keeper = agent.keeper
+        let victim = dir.file("gallery_image_7.png")
+        // A rescan of every file is queued (what SIGHUP does), then a person deletes a file. The watcher's call
+        // (made here directly; the real watcher makes the same one when it sees the deletion) repairs it and
+        // leaves the backlog to the scheduler.
+        await keeper.rescanAll()
+        unlink(victim)
+        await keeper.noteChanged(fileNames: ["gallery_image_7.png"])
+        let left = await { @SyncActor in
+            await keeper.checkPending(urgentOnly: true)
+            return keeper.hasPendingChecks  // read in the same turn: the scheduler may take the backlog after it
+        }()
+        #expect(await eventually { readBytes(victim) == gallery.server.imageBytes(7) }, "the deleted file was not repaired")
+        #expect(left, "the watcher's checks worked through the rescan backlog")
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+}
