@@ -95,3 +95,35 @@ struct ControlEndpointTests {
         }
     }
 }
+
+/// The barrier tests use to make overlapping transfers certain rather than likely.
+@Suite("holdImageRequests: a barrier for overlapping requests", .timeLimit(.minutes(1)))
+struct RequestBarrierTests {
+    @Test("two requests in flight meet at the barrier and are both answered; the peak says 2")
+    func twoRequestsMeet() async throws {
+        try await withGallery { server, baseURL in
+            server.holdImageRequests(untilAnswering: 2, timeout: .seconds(30))
+            async let first = fetch(baseURL, "/gallery/image?1")
+            async let second = fetch(baseURL, "/gallery/image?2")
+            let (one, two) = try await (first, second)
+            #expect(one.body == server.imageBytes(1))
+            #expect(two.body == server.imageBytes(2))
+            #expect(server.peakRequestsInFlight == 2)
+        }
+    }
+
+    @Test("a lone request waits out the barrier's timeout and is then answered; the peak says 1")
+    func aLoneRequestIsHeldUntilTheTimeout() async throws {
+        try await withGallery { server, baseURL in
+            server.holdImageRequests(untilAnswering: 2, timeout: .milliseconds(300))
+            let clock = ContinuousClock()
+            let start = clock.now
+            let lone = try await fetch(baseURL, "/gallery/image?1")
+            #expect(clock.now - start >= .milliseconds(300), "the request was not held")
+            #expect(lone.body == server.imageBytes(1))
+            #expect(server.peakRequestsInFlight == 1)
+            // The meeting is over: the next request is answered at once, alone.
+            #expect(try await fetch(baseURL, "/gallery/image?2").body == server.imageBytes(2))
+        }
+    }
+}

@@ -32,6 +32,9 @@ struct GalleryResponder: Sendable {
             state.recordRequest(target: target, isImage: path == GalleryCatalog.imagePath)
             state.answering(true)
             defer { state.answering(false) }
+            if path == GalleryCatalog.imagePath {
+                state.attendMeeting()
+            }
             let faults = state.faults
             if faults.latencyMilliseconds > 0 {
                 _ = state.pause(milliseconds: faults.latencyMilliseconds)

@@ -159,6 +159,14 @@ public final class GalleryServer: Sendable {
         state.peakRequestsBeingAnswered
     }
 
+    /// Holds image requests at the gallery until `requests` of them are being answered at once (a barrier), or
+    /// until `timeout` passes; then every request is answered as usual. With it a test proves that a client
+    /// overlaps its transfers without depending on how fast either side runs: ``peakRequestsInFlight`` reaches
+    /// `requests` exactly when the client had that many in flight.
+    public func holdImageRequests(untilAnswering requests: Int, timeout: Duration = .seconds(30)) {
+        state.holdImageRequests(untilAnswering: requests, timeout: timeout)
+    }
+
     /// Sets every request count to zero.
     public func resetCounts() {
         state.resetCounts()

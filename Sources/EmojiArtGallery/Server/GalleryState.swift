@@ -30,6 +30,13 @@ final class GalleryState: Sendable {
         var stopping = false
         var requestsBeingAnswered = 0
         var peakRequestsBeingAnswered = 0
+        var meeting: Meeting?
+    }
+
+    /// Image requests held until this many requests are being answered at once (see ``holdImageRequests``).
+    private struct Meeting {
+        var requests: Int
+        var deadline: ContinuousClock.Instant
     }
 
     private let mutable: Mutex<Mutable>
@@ -86,6 +93,32 @@ final class GalleryState: Sendable {
         mutable.withLock { state in
             state.requestsBeingAnswered += starts ? 1 : -1
             state.peakRequestsBeingAnswered = max(state.peakRequestsBeingAnswered, state.requestsBeingAnswered)
+        }
+    }
+
+    /// Holds every image request's handler until `requests` are being answered at once, or until `timeout`
+    /// has passed; then the meeting is over and later requests are answered at once. How a test makes
+    /// overlapping transfers certain instead of likely: a client that keeps `requests` transfers in flight
+    /// meets at once, one that sends them one at a time keeps the first waiting until the timeout, and the
+    /// peak then says 1.
+    func holdImageRequests(untilAnswering requests: Int, timeout: Duration) {
+        mutable.withLock { $0.meeting = Meeting(requests: requests, deadline: .now.advanced(by: timeout)) }
+    }
+
+    /// Called by an image request's handler while it is counted as being answered: returns once the meeting
+    /// (if any) is over, the server stops or the meeting's timeout passes.
+    func attendMeeting() {
+        while true {
+            let waiting = mutable.withLock { state -> Bool in
+                guard let meeting = state.meeting else { return false }
+                if state.stopping || state.requestsBeingAnswered >= meeting.requests || .now >= meeting.deadline {
+                    state.meeting = nil
+                    return false
+                }
+                return true
+            }
+            guard waiting else { return }
+            usleep(500)
         }
     }
 
