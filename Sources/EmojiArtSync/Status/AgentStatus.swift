@@ -46,6 +46,15 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         public var at: Date
         /// Why the purge was not done (a disk purge sent to a `--once` run); nil when it was.
         public var refused: String? = nil
+
+        public init(sequence: Int, scope: String, entries: Int, bytes: Int, at: Date, refused: String? = nil) {
+            self.sequence = sequence
+            self.scope = scope
+            self.entries = entries
+            self.bytes = bytes
+            self.at = at
+            self.refused = refused
+        }
     }
 
     public var pid: Int32
@@ -167,12 +176,12 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     }
 
     /// `12s ago (14:03:07)`.
-    static func ago(_ date: Date, now: Date) -> String {
+    package static func ago(_ date: Date, now: Date) -> String {
         "\(duration(Int(now.timeIntervalSince(date)))) ago (\(clockTime(date)))"
     }
 
     /// Local wall-clock time, `2026-11-22 14:03:07`.
-    static func clockTime(_ date: Date) -> String {
+    package static func clockTime(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
@@ -182,7 +191,7 @@ public struct AgentStatus: Codable, Sendable, Equatable {
             + time.map { PlainText.zeroPadded($0, width: 2) }.joined(separator: ":")
     }
 
-    static func duration(_ seconds: Int) -> String {
+    package static func duration(_ seconds: Int) -> String {
         let s = max(0, seconds)
         if s < 60 { return "\(s)s" }
         if s < 3600 { return "\(s / 60)m\(s % 60)s" }

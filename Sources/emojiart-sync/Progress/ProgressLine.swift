@@ -1,3 +1,4 @@
+import EmojiArtSync
 import FoundationEssentials
 import Synchronization
 

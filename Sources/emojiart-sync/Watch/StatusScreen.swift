@@ -1,3 +1,4 @@
+import EmojiArtSync
 import FoundationEssentials
 
 /// What `emojiart-sync status --watch` shows, as text: the book's toolbar made a terminal screen (hits by

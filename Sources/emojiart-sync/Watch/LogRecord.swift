@@ -1,3 +1,4 @@
+import EmojiArtSync
 import FoundationEssentials
 
 /// One line of the agent's log, taken apart: time, level, event, message and the other fields in order.

@@ -1,3 +1,4 @@
+import EmojiArtSync
 import FoundationEssentials
 
 /// The text of the terminal progress line and of the summary after a `--once` pass on a terminal.

@@ -1,3 +1,4 @@
+import EmojiArtSync
 import SystemPackage
 
 /// The last lines of a file, read from its end: at most `maximumBytes`, so the cost stays the same however

@@ -1,3 +1,4 @@
+import EmojiArtSync
 import FoundationEssentials
 
 /// Hits per second by source, over the last few seconds of samples of the agent's counters: what

@@ -1,3 +1,4 @@
+import EmojiArtSync
 import CurlHTTP
 import FoundationEssentials
 import Logging
