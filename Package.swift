@@ -31,6 +31,9 @@ let package = Package(
         // Layered settings (flags, environment, config file) for the command line. No traits: it then builds
         // only itself, swift-system and swift-collections' DequeModule (about 50 s of CPU on a clean build).
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
+        // File descriptors and errno as Swift types (writes that retry EINTR): already built for
+        // swift-configuration, so it costs no build time of its own.
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         // C libraries, found through pkg-config; the providers tell SwiftPM which Debian package to suggest.
@@ -99,6 +102,7 @@ let package = Package(
                 "EmbeddedHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -109,6 +113,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                "CurlHTTP",
             ],
             swiftSettings: swiftSettings
         ),
@@ -129,6 +136,7 @@ let package = Package(
             dependencies: [
                 "EmojiArtGallery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),

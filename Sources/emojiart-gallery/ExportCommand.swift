@@ -1,6 +1,6 @@
 import ArgumentParser
 import EmojiArtGallery
-import Foundation
+import FoundationEssentials
 
 /// `emojiart-gallery export`: writes the gallery as static files for a stock web server.
 struct ExportCommand: AsyncParsableCommand {

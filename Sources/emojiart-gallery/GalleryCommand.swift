@@ -1,7 +1,8 @@
 import ArgumentParser
 import EmojiArtGallery
-import Foundation
+import FoundationEssentials
 import Glibc
+import SystemPackage
 
 /// `emojiart-gallery`: runs the Linux stand-in for the book's gallery server until SIGINT or SIGTERM.
 ///
@@ -137,7 +138,7 @@ struct GalleryCommand: AsyncParsableCommand {
         let watcher = SignalWatcher(signals: [SIGINT, SIGTERM])
         let url = try await server.start()
         // The contract with scripts: the first stdout line is the URL, written at once, unbuffered.
-        try FileHandle.standardOutput.write(contentsOf: Data("\(url)\n".utf8))
+        _ = try FileDescriptor.standardOutput.writeAll("\(url)\n".utf8)
         Self.logLine("event=listening url=\(url) count=\(count) small=\(small)")
 
         let signal = await watcher.next()
@@ -148,6 +149,6 @@ struct GalleryCommand: AsyncParsableCommand {
 
     /// Writes one line to stderr in a single write, so lines from concurrent requests never mix.
     static func logLine(_ line: String) {
-        try? FileHandle.standardError.write(contentsOf: Data("\(line)\n".utf8))
+        _ = try? FileDescriptor.standardError.writeAll("\(line)\n".utf8)
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import EmojiArtSync
-import Foundation
+import FoundationEssentials
 
 /// `emojiart-sync config [options]`: the settings a sync run with these options would use, each with where it
 /// came from (flag, environment, file or default), in the config file's own `key = value` form.
@@ -52,7 +52,7 @@ struct ConfigCommand: AsyncParsableCommand {
         }
         let width = rows.map(\.0.count).max() ?? 0
         for (line, source) in rows {
-            print(line.padding(toLength: width + 2, withPad: " ", startingAt: 0) + "# " + source)
+            print(PlainText.padded(line, to: width + 2) + "# " + source)
         }
         do {
             _ = try RunSettings(resolver)

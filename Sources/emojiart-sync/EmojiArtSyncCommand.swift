@@ -1,6 +1,7 @@
 import ArgumentParser
 import EmojiArtSync
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The command-line front end. `emojiart-sync status|purge|config ...` are subcommands; anything else is a
 /// sync run. They are two parsers because a run's options (`--dir`, ...) would otherwise swallow the

@@ -1,6 +1,6 @@
 import ArgumentParser
 import EmojiArtSync
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc

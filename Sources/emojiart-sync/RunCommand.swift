@@ -1,11 +1,12 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import EmojiArtPNG
 import EmojiArtSync
 import Logging
 
 #if canImport(Glibc)
 import Glibc
+import SystemPackage
 #endif
 
 extension PNGVerification: ExpressibleByArgument {}
@@ -213,5 +214,5 @@ enum RunCommand {
 
 /// Writes a line to stderr.
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    _ = try? FileDescriptor.standardError.writeAll((line + "\n").utf8)
 }

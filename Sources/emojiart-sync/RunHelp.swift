@@ -1,5 +1,6 @@
+import EmojiArtSync
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// `emojiart-sync --help` (also `-h` and `help`): what a person needs first comes first, one screen of usage,
 /// the subcommands one line each and the options, then the details (how a sync works, settings, signals, exit
@@ -18,10 +19,10 @@ enum RunHelp {
         let names = ControlCommand.subcommands.map { $0.configuration.commandName ?? "" }
         let width = (names + ["help <subcommand>"]).map(\.count).max() ?? 0
         let lines = zip(names, ControlCommand.subcommands).map { name, command in
-            "  " + name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + command.configuration.abstract
-        } + ["  " + "help <subcommand>".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "Show a subcommand's options (also: <subcommand> --help)."]
+            "  " + PlainText.padded(name, to: width + 2) + command.configuration.abstract
+        } + ["  " + PlainText.padded("help <subcommand>", to: width + 2) + "Show a subcommand's options (also: <subcommand> --help)."]
         let subcommands = "SUBCOMMANDS:\n" + lines.joined(separator: "\n") + "\n\n"
-        guard let options = generated.range(of: "OPTIONS:") else { return generated + "\n" + subcommands + details }
+        guard let options = generated.firstRange(of: "OPTIONS:") else { return generated + "\n" + subcommands + details }
         return generated[..<options.lowerBound] + subcommands + generated[options.lowerBound...]
             .trimmingSuffix("\n") + "\n\n" + details
     }

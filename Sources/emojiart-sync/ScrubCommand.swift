@@ -1,6 +1,6 @@
 import ArgumentParser
 import EmojiArtSync
-import Foundation
+import FoundationEssentials
 
 /// `emojiart-sync scrub --dir DIR`: re-read and re-hash every file the agent wrote, now.
 struct ScrubCommand: AsyncParsableCommand {

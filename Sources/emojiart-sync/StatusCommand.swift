@@ -1,6 +1,6 @@
 import ArgumentParser
 import EmojiArtSync
-import Foundation
+import FoundationEssentials
 
 /// `emojiart-sync status --dir DIR [--json]`: what the agent running on DIR is doing.
 struct StatusCommand: AsyncParsableCommand {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The gallery's items for one server lifetime: names, urls, prices and checksums for N = 1...count.
 ///

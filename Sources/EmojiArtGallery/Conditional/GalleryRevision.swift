@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// What the gallery's validators are made from: a tag for this server's catalog, a tag for the

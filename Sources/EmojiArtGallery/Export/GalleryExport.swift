@@ -1,5 +1,5 @@
 import EmojiArtPNG
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -82,7 +82,15 @@ public struct GalleryExport: Sendable {
         let temporary = path + ".tmp"
         try Data(bytes).write(to: URL(fileURLWithPath: temporary))
         if rename(temporary, path) != 0 {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+            let reason = String(cString: strerror(errno))
+            throw GalleryExportError(message: "cannot rename \(temporary) to \(path): \(reason)")
         }
     }
+}
+
+/// Why an export could not write a file: the path and what the system said.
+public struct GalleryExportError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, naming the path.
+    public var message: String
+    public var description: String { message }
 }

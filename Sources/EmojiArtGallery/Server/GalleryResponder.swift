@@ -1,6 +1,6 @@
 import EmbeddedHTTP
 import EmojiArtPNG
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// Answers every request the gallery gets: the book's two endpoints, quirks included, the

@@ -1,5 +1,5 @@
 import CurlHTTP
-import Foundation
+import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Purges (`SIGUSR1`, `SIGUSR2`) and the status snapshot.

@@ -1,5 +1,5 @@
 import CurlHTTP
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Accessing, checking and repairing: what inotify events, rescans, retries and scrubs lead to. Changes a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Keeps DIR true to the gallery while the background agent runs: polls the feed, fetches new items,

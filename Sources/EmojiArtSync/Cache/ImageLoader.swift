@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import EmojiArtPNG
 
 /// The memory layer: a byte-bounded LRU of assets (what the agent knows of each, not its bytes: see

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Thrown instead of asking the server again for an item whose URL recently answered with something that is
 /// not an image (the book's `200` with a JSON error), as recorded in the index by this run or an earlier one.

@@ -1,5 +1,5 @@
 import CurlHTTP
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Below memory: the disk, then the network, for one key whose access missed in its batch.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Which files are the agent's, removing them, and paths someone else took.

@@ -1,5 +1,5 @@
 import EmojiArtPNG
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import CurlHTTP
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// The persistent image cache: memory, then disk, then network, and the ledger of what the agent wrote.

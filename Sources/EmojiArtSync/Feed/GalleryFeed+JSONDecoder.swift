@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension GalleryFeed {
     /// The feed as Foundation's `JSONDecoder` reads it: the whole body into `[FeedItem]`, then sorted like

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The gallery's origin (`scheme://host[:port]`), the only place the agent ever sends requests.
 ///

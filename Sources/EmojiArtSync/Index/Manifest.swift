@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The index of earlier versions: `DIR/.emojiart-sync/manifest.json`, file name → key, size, SHA-256.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Renders a log event as one JSON object on one line, with the keys and key order of `LogfmtFormatter`:

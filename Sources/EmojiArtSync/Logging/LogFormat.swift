@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// How a log event becomes a line: logfmt (the default, for grep) or JSON (one object a line, for log

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -104,12 +104,12 @@ public final class LogSink: Sendable {
     }
 
     /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; gives up silently on an error.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { writeAll(fd, $0) }
     }
 
     /// Writes all of `buffer` to `fd`, retrying short writes and EINTR; gives up silently on an error.
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) {
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < buffer.count {
             let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)

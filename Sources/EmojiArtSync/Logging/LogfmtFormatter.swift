@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// Renders a log event as one logfmt line: `ts=... level=info msg="..." key=value ...`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// A swift-log handler that writes one line per event to a `LogSink`: logfmt by default, JSON with

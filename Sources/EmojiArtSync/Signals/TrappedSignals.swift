@@ -10,7 +10,7 @@ import UnixSignals
 public final class TrappedSignals: Sendable {
     public static let signals: [UnixSignal] = [.sigterm, .sigint, .sighup, .sigusr1, .sigusr2]
 
-    let sequence: UnixSignalsSequence
+    package let sequence: UnixSignalsSequence
 
     private init(sequence: UnixSignalsSequence) {
         self.sequence = sequence

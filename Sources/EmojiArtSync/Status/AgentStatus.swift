@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SystemPackage
 
 /// What a running agent publishes about itself in `DIR/.emojiart-sync/status.json`, and what
 /// `emojiart-sync status` prints. A plain value: the agent builds it on its actor and writes it atomically.
@@ -44,6 +46,15 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         public var at: Date
         /// Why the purge was not done (a disk purge sent to a `--once` run); nil when it was.
         public var refused: String? = nil
+
+        public init(sequence: Int, scope: String, entries: Int, bytes: Int, at: Date, refused: String? = nil) {
+            self.sequence = sequence
+            self.scope = scope
+            self.entries = entries
+            self.bytes = bytes
+            self.at = at
+            self.refused = refused
+        }
     }
 
     public var pid: Int32
@@ -93,23 +104,20 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// (`Read-only file system`), not Foundation's description of it.
     public func write(to path: String) throws {
         let data = try Self.encoder.encode(self)
+        // Through a temporary name and a rename, so a reader never sees half a status.
+        let temporary = path + ".tmp-\(getpid())"
         do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            guard let code = Self.posixCode(of: error) else { throw error }
+            let file = try FileDescriptor.open(
+                FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            try file.closeAfter { _ = try file.writeAll(data) }
+            guard rename(temporary, path) == 0 else { throw Errno(rawValue: errno) }
+        } catch let error as Errno {
+            unlink(temporary)
             throw SyncError(
-                .system, "cannot write the status file \(path): \(String(cString: strerror(code))) (errno \(code))",
-                errno: code, path: path, underlying: error)
+                .system, "cannot write the status file \(path): \(String(cString: strerror(error.rawValue))) (errno \(error.rawValue))",
+                errno: error.rawValue, path: path, underlying: error)
         }
-    }
-
-    /// The errno behind a Foundation file error: the error itself, or the error it wraps.
-    private static func posixCode(of error: any Error) -> Int32? {
-        let error = error as NSError
-        if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
-        guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? any Error else { return nil }
-        let wrapped = underlying as NSError
-        return wrapped.domain == NSPOSIXErrorDomain ? Int32(wrapped.code) : nil
     }
 
     public static let encoder: JSONEncoder = {
@@ -152,7 +160,7 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         rows.append(("updated", Self.ago(updatedAt, now: now)))
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { key, value in
-            (key + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0) + value
+            PlainText.padded(key + ":", to: width + 2) + value
         }.joined(separator: "\n")
     }
 
@@ -168,21 +176,22 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     }
 
     /// `12s ago (14:03:07)`.
-    static func ago(_ date: Date, now: Date) -> String {
+    package static func ago(_ date: Date, now: Date) -> String {
         "\(duration(Int(now.timeIntervalSince(date)))) ago (\(clockTime(date)))"
     }
 
     /// Local wall-clock time, `2026-11-22 14:03:07`.
-    static func clockTime(_ date: Date) -> String {
+    package static func clockTime(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        let date = [Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday)]
+        let time = [Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec)]
+        return date.map { PlainText.zeroPadded($0, width: 2) }.joined(separator: "-") + " "
+            + time.map { PlainText.zeroPadded($0, width: 2) }.joined(separator: ":")
     }
 
-    static func duration(_ seconds: Int) -> String {
+    package static func duration(_ seconds: Int) -> String {
         let s = max(0, seconds)
         if s < 60 { return "\(s)s" }
         if s < 3600 { return "\(s / 60)m\(s % 60)s" }

@@ -1,6 +1,6 @@
 import DequeModule
 import Dispatch
-import Foundation
+import POSIXThreads
 import Synchronization
 
 /// A fixed set of threads that run submitted closures in order of submission, for work that blocks (disk I/O)
@@ -12,15 +12,21 @@ final class BlockingThreadPool: Sendable {
     private let queue = Mutex(Deque<@Sendable () -> Void>())
     private let queued = DispatchSemaphore(value: 0)
 
+    /// Starts `threads` threads named `name-0`, `name-1`, ... (what `top -H` shows). A pool that could start
+    /// some of them works with those; one that could start none stops the process, naming why: without it no
+    /// file would ever be written.
     init(threads: Int, name: String) {
+        var started = 0
+        var failure: JoinableThread.StartFailure?
         for index in 0..<threads {
-            let thread = Thread { [self] in
-                // Named from inside: set before `start()`, the name does not reach the kernel on Linux.
-                Thread.current.name = "\(name)-\(index)"
-                workLoop()
+            do {
+                try JoinableThread.startDetached(name: "\(name)-\(index)") { [self] in workLoop() }
+                started += 1
+            } catch {
+                failure = error
             }
-            thread.start()
         }
+        precondition(started > 0, "the blocking I/O pool has no thread: \(failure.map(String.init(describing:)) ?? "none asked for")")
     }
 
     /// Queues `work`; one of the pool's threads runs it soon.

@@ -1,5 +1,5 @@
 import CShims
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -53,8 +53,8 @@ public final class DirectoryLock: Sendable {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
-        let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return pid_t(text)
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        return pid_t(PlainText.trimmed(text))
     }
 
     /// Empties the PID and drops the lock. Idempotent.

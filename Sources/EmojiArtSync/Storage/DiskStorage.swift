@@ -1,5 +1,5 @@
 import CShims
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import CShims
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc

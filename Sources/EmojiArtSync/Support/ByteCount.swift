@@ -1,10 +1,8 @@
-import Foundation
-
 /// Parses sizes as people write them on a command line: `65536`, `512K`, `64M`, `64MiB`, `1G`.
 /// Suffixes are binary (K = 1024); `B`, `iB` and case are accepted and ignored.
 public enum ByteCount {
     public static func parse(_ text: String) -> Int? {
-        var digits = text.trimmingCharacters(in: .whitespaces)
+        var digits = String(PlainText.trimmed(text))
         var multiplier = 1
         let lowered = digits.lowercased()
         for suffix in ["ib", "b"] where lowered.hasSuffix(suffix) && lowered.count > suffix.count {
@@ -33,6 +31,6 @@ public enum ByteCount {
             value /= 1024
             unit += 1
         }
-        return String(format: "%.1f %@", value, units[unit])
+        return PlainText.fixed(value, digits: 1) + " " + units[unit]
     }
 }

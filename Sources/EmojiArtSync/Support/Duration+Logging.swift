@@ -1,9 +1,7 @@
-import Foundation
-
 extension Duration {
     /// Seconds with one decimal, e.g. `4.2s`, for messages.
     public var secondsText: String {
-        String(format: "%.1fs", seconds)
+        PlainText.fixed(seconds, digits: 1) + "s"
     }
 
     /// Seconds as a floating-point number.

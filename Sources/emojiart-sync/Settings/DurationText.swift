@@ -1,4 +1,5 @@
-import Foundation
+import EmojiArtSync
+import FoundationEssentials
 
 /// Durations as people write them, the way systemd and rclone read them: `500ms`, `90s`, `5m`, `1h`, `2h30m`,
 /// `1h 30min`, `1.5h`, `7d`; a plain number is in the setting's own unit (seconds for `--interval` and the
@@ -31,7 +32,7 @@ enum DurationText {
 
     /// Seconds, signed, as a `Double`; nil when `text` is not a duration.
     private static func totalSeconds(_ text: String, plainUnit: Double) -> Double? {
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var rest = PlainText.trimmed(text)
         let negative = rest.first == "-"
         if negative { rest = rest.dropFirst() }
         var total = 0.0

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -70,7 +70,7 @@ enum PathExpansion {
     }
 
     /// The password database's home directory of `user` (of this process's user when nil).
-    private static func homeDirectory(ofUser user: String?) -> String? {
+    static func homeDirectory(ofUser user: String?) -> String? {
         var buffer = [CChar](repeating: 0, count: 16_384)
         return buffer.withUnsafeMutableBufferPointer { storage -> String? in
             guard let base = storage.baseAddress else { return nil }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One setting of a sync run, named as its long option: what it is called in each place it can be given
 /// (`--max-delete`, `EMOJIART_SYNC_MAX_DELETE`, `max-delete = ...` in the config file) and its default.
@@ -26,7 +26,7 @@ enum RunSetting: String, CaseIterable, Sendable {
     /// `EMOJIART_SYNC_` and the option's name in capitals, dashes as underscores; this is also what
     /// swift-configuration's environment provider derives from the key `emojiart-sync.<name>`.
     var environmentVariable: String {
-        "EMOJIART_SYNC_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+        "EMOJIART_SYNC_" + String(rawValue.uppercased().map { $0 == "-" ? "_" : $0 })
     }
 
     /// Whether the value names a file or directory, expanded as a shell would (`PathExpansion`).

@@ -1,5 +1,6 @@
+import EmojiArtSync
 import Configuration
-import Foundation
+import FoundationEssentials
 
 /// The config file (`$XDG_CONFIG_HOME/emojiart-sync/config`) as a swift-configuration file snapshot, read
 /// through its `FileProvider`: `key = value` lines, keys being the long options without `--` (`interval = 30`),
@@ -27,13 +28,13 @@ struct SettingsFileSnapshot: FileConfigSnapshot {
         let text = data.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         var values: [String: String] = [:]
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = PlainText.trimmed(raw)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 throw LineError(line: index + 1, problem: "expected key = value, found \"\(line)\"")
             }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = String(PlainText.trimmed(line[..<equals]))
+            var value = String(PlainText.trimmed(line[line.index(after: equals)...]))
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                 value = String(value.dropFirst().dropLast())
             }

@@ -1,5 +1,5 @@
 import Configuration
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Resolves every `RunSetting` through swift-configuration, first match wins: the flags given on the command
@@ -31,7 +31,7 @@ struct SettingsResolver {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             return xdg + "/emojiart-sync/config"
         }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? PathExpansion.homeDirectory(ofUser: nil) ?? "/"
         return home + "/.config/emojiart-sync/config"
     }
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import EmojiArtSync
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
-import Foundation
+import EmojiArtSync
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
-import Foundation
+import EmojiArtSync
+import FoundationEssentials
 
 /// What `emojiart-sync status --watch` shows, as text: the book's toolbar made a terminal screen (hits by
 /// source with their rates, assets, repairs, the last poll and the next, the last few events, the keys), or
@@ -127,8 +128,7 @@ public struct StatusScreen: Sendable {
     /// `2.0/s`, `0/s`, `153/s`.
     static func rate(_ perSecond: Double) -> String {
         if perSecond <= 0 { return "0/s" }
-        if perSecond < 100 { return String(format: "%.1f/s", perSecond) }
-        return String(format: "%.0f/s", perSecond)
+        return PlainText.fixed(perSecond, digits: perSecond < 100 ? 1 : 0) + "/s"
     }
 
     private func fit(_ top: [String], bottom: [String], width: Int, height: Int) -> [String] {

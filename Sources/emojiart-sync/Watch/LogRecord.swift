@@ -1,4 +1,5 @@
-import Foundation
+import EmojiArtSync
+import FoundationEssentials
 
 /// One line of the agent's log, taken apart: time, level, event, message and the other fields in order.
 /// Reads both formats the agent writes (`--log-format logfmt|json`, the same keys), for
@@ -32,7 +33,7 @@ public struct LogRecord: Sendable, Equatable {
 
     /// Parses a logfmt or JSON line; nil for a line that is neither (a partial line cut by the tail read).
     public static func parse(_ line: some StringProtocol) -> LogRecord? {
-        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        let trimmed = String(PlainText.trimmed(line))
         let pairs = trimmed.hasPrefix("{") ? jsonPairs(trimmed) : logfmtPairs(trimmed)
         guard let pairs, let timestamp = pairs.first(where: { $0.key == "ts" })?.value else { return nil }
         func take(_ key: String) -> String { pairs.first { $0.key == key }?.value ?? "" }
@@ -88,10 +89,42 @@ public struct LogRecord: Sendable, Equatable {
 
     /// The members of a JSON log line, sorted by key, values as text.
     static func jsonPairs(_ line: String) -> [Field]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-        return object.keys.sorted().map { key in
-            let value = object[key].map { $0 as? String ?? "\($0)" } ?? ""
-            return Field(key: key, value: value)
+        guard let object = try? JSONDecoder().decode([String: JSONScalar].self, from: Data(line.utf8)) else { return nil }
+        return object.keys.sorted().map { key in Field(key: key, value: object[key]?.text ?? "") }
+    }
+
+    /// One member's value in a JSON log line: the writer puts only strings, numbers, booleans and null there.
+    private enum JSONScalar: Decodable {
+        case text(String)
+        case integer(Int64)
+        case number(Double)
+        case boolean(Bool)
+        case null
+
+        init(from decoder: any Decoder) throws {
+            let value = try decoder.singleValueContainer()
+            if value.decodeNil() {
+                self = .null
+            } else if let text = try? value.decode(String.self) {
+                self = .text(text)
+            } else if let boolean = try? value.decode(Bool.self) {
+                self = .boolean(boolean)
+            } else if let integer = try? value.decode(Int64.self) {
+                self = .integer(integer)
+            } else {
+                self = .number(try value.decode(Double.self))
+            }
+        }
+
+        /// The value as the logfmt line would show it.
+        var text: String {
+            switch self {
+            case .text(let text): text
+            case .integer(let integer): String(integer)
+            case .number(let number): "\(number)"
+            case .boolean(let boolean): boolean ? "true" : "false"
+            case .null: ""
+            }
         }
     }
 }

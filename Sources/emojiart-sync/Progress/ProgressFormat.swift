@@ -1,4 +1,5 @@
-import Foundation
+import EmojiArtSync
+import FoundationEssentials
 
 /// The text of the terminal progress line and of the summary after a `--once` pass on a terminal.
 /// Pure functions of their inputs, so the formatting is tested on real values without a terminal.
@@ -38,10 +39,10 @@ public enum ProgressFormat {
 
     /// `0.4s`, `12s`, `3m05s`, `1h02m`: short, for a line that is redrawn.
     public static func duration(_ seconds: Double) -> String {
-        if seconds < 10 { return String(format: "%.1fs", max(0, seconds)) }
+        if seconds < 10 { return PlainText.fixed(max(0, seconds), digits: 1) + "s" }
         let whole = Int(seconds.rounded())
         if whole < 60 { return "\(whole)s" }
-        if whole < 3600 { return String(format: "%dm%02ds", whole / 60, whole % 60) }
-        return String(format: "%dh%02dm", whole / 3600, whole % 3600 / 60)
+        if whole < 3600 { return "\(whole / 60)m" + PlainText.zeroPadded(whole % 60, width: 2) + "s" }
+        return "\(whole / 3600)h" + PlainText.zeroPadded(whole % 3600 / 60, width: 2) + "m"
     }
 }

@@ -1,4 +1,5 @@
 import EmojiArtSync
+@testable import emojiart_sync
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
-import Foundation
+import EmojiArtSync
+import FoundationEssentials
 
 /// Hits per second by source, over the last few seconds of samples of the agent's counters: what
 /// `emojiart-sync status --watch` shows next to each total. A plain value; the caller adds a sample per redraw.

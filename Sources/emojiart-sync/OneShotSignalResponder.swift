@@ -1,5 +1,6 @@
+import EmojiArtSync
 import CurlHTTP
-import Foundation
+import FoundationEssentials
 import Logging
 import Synchronization
 import UnixSignals
