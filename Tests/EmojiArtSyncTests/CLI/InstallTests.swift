@@ -47,7 +47,7 @@ struct InstallTests {
         #expect(landed.count == expected.count - 1 + units.count, "\(landed)")
         #expect(FileManager.default.isExecutableFile(atPath: destination.file("usr/bin/emojiart-sync")))
         let unit = try String(contentsOfFile: destination.file("usr/lib/systemd/user/emojiart-sync.service"), encoding: .utf8)
-        #expect(unit.contains("\nExecStart=/usr/bin/emojiart-sync "), "\(unit)")
+        #expect(unit.contains("\nExecStart=/usr/bin/emojiart-sync\n"), "\(unit)")
         let bash = try String(contentsOfFile: destination.file("usr/share/bash-completion/completions/emojiart-sync"), encoding: .utf8)
         #expect(bash.contains("--max-delete") && bash.contains("purge"))
 
@@ -69,7 +69,7 @@ struct InstallTests {
         let unitDirectory = home.path + "/.local/share/systemd/user"
         let unit = try String(contentsOfFile: unitDirectory + "/emojiart-sync.service", encoding: .utf8)
         // Named from %h as in contrib/systemd: the installed unit is the contrib one.
-        #expect(unit.contains("\nExecStart=%h/.local/bin/emojiart-sync "), "\(unit)")
+        #expect(unit.contains("\nExecStart=%h/.local/bin/emojiart-sync\n"), "\(unit)")
         let contrib = try String(contentsOfFile: RepositoryFiles.root + "/contrib/systemd/emojiart-sync.service", encoding: .utf8)
         #expect(unit == contrib)
         #expect(!install.output.contains("does not read"), "\(install.output)")
