@@ -160,5 +160,6 @@ deb: all
 	  rm -rf "$(DEB_DIR)/$$package" && \
 	  $(MAKE) --no-print-directory "$${pair#*:}" DESTDIR="$(CURDIR)/$(DEB_DIR)/$$package" PREFIX=/usr \
 	    BUILD_DIR="$(BUILD_DIR)" >&2 && \
-	  contrib/deb/build-deb.sh "$$package" "$(DEB_DIR)/$$package" "$(DEB_DIR)" "$(SCRATCH)/checkouts" || exit 1; \
+	  contrib/deb/build-deb.sh "$$package" "$(DEB_DIR)/$$package" "$(DEB_DIR)" "$(SCRATCH)/checkouts" \
+	    "$(BUILD_DIR)/emojiart-sync" || exit 1; \
 	done

@@ -2,21 +2,23 @@
 # Turns a `make install-PACKAGE DESTDIR=ROOT PREFIX=/usr` tree into a Debian package, offline, with the tools
 # dpkg ships (no debhelper): `make deb` runs it once per package.
 #
-#   contrib/deb/build-deb.sh PACKAGE ROOT OUTDIR CHECKOUTS
+#   contrib/deb/build-deb.sh PACKAGE ROOT OUTDIR CHECKOUTS AGENT
 #       writes OUTDIR/PACKAGE_VERSION_ARCH.deb and prints its path. PACKAGE is emojiart-sync (the agent) or
 #       emojiart-gallery (the test gallery); CHECKOUTS is the build's SwiftPM checkouts directory, whose
-#       packages' NOTICE files go into the package.
+#       packages' NOTICE files go into the package; AGENT is the built emojiart-sync, whose --version gives both
+#       packages their version and commit (the gallery has no --version).
 #
 # What it adds to ROOT: compressed man pages, /usr/share/doc/PACKAGE/{copyright,NOTICE.gz,changelog.gz}, the
 # lintian overrides (each explained in contrib/deb/lintian-overrides), and DEBIAN/{control,md5sums}.
 # Depends: is derived, not guessed: dpkg-shlibdeps reads each binary's NEEDED libraries and asks dpkg which
 # installed package ships each one and from which version its symbols are available.
 set -euo pipefail
-[ $# -eq 4 ] || { echo "usage: build-deb.sh PACKAGE ROOT OUTDIR CHECKOUTS" >&2; exit 64; }
+[ $# -eq 5 ] || { echo "usage: build-deb.sh PACKAGE ROOT OUTDIR CHECKOUTS AGENT" >&2; exit 64; }
 package=$1
 root=$(realpath "$2")
 outdir=$(realpath "$3")
 checkouts=$(realpath "$4")
+agent=$(realpath "$5")
 here=$(cd "$(dirname "$0")" && pwd)
 for tool in dpkg-deb dpkg-shlibdeps; do
   command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (Debian: apt-get install dpkg-dev)" >&2; exit 1; }
@@ -54,10 +56,10 @@ case "$package" in
   *) echo "build-deb: unknown package $package (emojiart-sync or emojiart-gallery)" >&2; exit 64 ;;
 esac
 
-# The version is the programs' own (first line of --version: `emojiart-sync 0.1.0 (commit ...)`). A native
+# The version is the agent's own (first line of --version: `emojiart-sync 0.1.0 (commit ...)`). A native
 # package: no Debian revision.
-version=$("${binaries[0]}" --version | head -n 1 | cut -d ' ' -f 2)
-commit=$("${binaries[0]}" --version | head -n 1 | sed -n -E 's/.*\(commit ([^)]*)\).*/\1/p')
+version=$("$agent" --version | head -n 1 | cut -d ' ' -f 2)
+commit=$("$agent" --version | head -n 1 | sed -n -E 's/.*\(commit ([^)]*)\).*/\1/p')
 arch=$(dpkg --print-architecture)
 # Reproducible: every date and mtime is the last commit's (SOURCE_DATE_EPOCH when set, as Debian's tools do).
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$here" log -1 --format=%ct 2>/dev/null || date +%s)}
