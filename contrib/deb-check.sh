@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds the Debian package and checks it as a user's machine would see it: lintian, then the package
-# unpacked into a scratch root and run from there with the Swift toolchain out of reach (a tmpfs mounted over
-# it in a mount namespace of its own): `emojiart-sync --version`, and one `--once` against the bundled gallery
-# (emojiart-gallery from the same package) that must sync every image.
+# Builds the Debian packages and checks them as a user's machine would see them: lintian on each, the agent's
+# package holding one program, then both unpacked into a scratch root and run from there with the Swift
+# toolchain out of reach (a tmpfs mounted over it in a mount namespace of its own): `emojiart-sync --version`,
+# and one `--once` against the bundled gallery (the emojiart-gallery package) that must sync every image.
 #
-#   contrib/deb-check.sh            make deb (a release build with the Swift runtime linked in), then check
-#   contrib/deb-check.sh FILE.deb   check a package already built
+#   contrib/deb-check.sh                               make deb (a release build with the Swift runtime linked
+#                                                      in), then check both packages
+#   contrib/deb-check.sh AGENT.deb GALLERY.deb         check packages already built
 #
 # Not part of contrib/test.sh: the release build alone takes 4 minutes of an idle 2-core machine (8 under the
 # load of other builds; the whole check 11.5), more than CI's budget allows for it. Run it before a release, or as its own CI job.
@@ -25,30 +26,40 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if [ $# -ge 1 ]; then
-  deb=$(realpath "$1")
+if [ $# -ge 2 ]; then
+  debs=("$(realpath "$1")" "$(realpath "$2")")
 else
   start=$SECONDS
-  make deb | tee /dev/stderr | tail -n 1 > .build/deb-path
-  deb=$(cat .build/deb-path)
+  make deb | tee /dev/stderr | grep -E '^/.*\.deb$' > .build/deb-paths
+  mapfile -t debs < .build/deb-paths
   echo "deb-check: make deb took $((SECONDS - start)) s" >&2
 fi
-echo "deb-check: $deb ($(du -h "$deb" | cut -f 1))"
+[ "${#debs[@]}" -eq 2 ] || { echo "deb-check: expected two packages, got: ${debs[*]}" >&2; exit 1; }
+for deb in "${debs[@]}"; do
+  echo "deb-check: $deb ($(du -h "$deb" | cut -f 1), $(dpkg-deb -f "$deb" Installed-Size) KiB installed)"
+done
 
 # Errors and warnings fail the check; each override is explained in contrib/deb/lintian-overrides.
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-echo "\$ lintian $(basename "$deb")"
-lintian_status=0
-lintian --fail-on error,warning "$deb" >"$scratch/lintian" 2>&1 || lintian_status=$?
-grep -v "running with root privileges" "$scratch/lintian" || true
-[ "$lintian_status" -eq 0 ] || { echo "deb-check: lintian found errors or warnings (above; lintian -i explains)" >&2; exit 1; }
-dpkg-deb -x "$deb" "$scratch/root"
-echo "Depends: $(dpkg-deb -f "$deb" Depends)"
-if readelf -d "$scratch/root/usr/bin/emojiart-sync" | grep -E "RPATH|RUNPATH"; then
-  echo "deb-check: the installed binary has a RUNPATH (above)" >&2
-  exit 1
-fi
+for deb in "${debs[@]}"; do
+  echo "\$ lintian $(basename "$deb")"
+  lintian_status=0
+  lintian --fail-on error,warning "$deb" >"$scratch/lintian" 2>&1 || lintian_status=$?
+  grep -v "running with root privileges" "$scratch/lintian" || true
+  [ "$lintian_status" -eq 0 ] || { echo "deb-check: lintian found errors or warnings (above; lintian -i explains)" >&2; exit 1; }
+  dpkg-deb -x "$deb" "$scratch/root"
+  echo "$(dpkg-deb -f "$deb" Package) Depends: $(dpkg-deb -f "$deb" Depends)"
+done
+# The user's package is the agent alone.
+programs=$(dpkg-deb -c "${debs[0]}" | grep -c ' \./usr/bin/.' || true)
+[ "$programs" -eq 1 ] || { echo "deb-check: $(basename "${debs[0]}") holds $programs programs, not 1" >&2; exit 1; }
+for program in emojiart-sync emojiart-gallery; do
+  if readelf -d "$scratch/root/usr/bin/$program" | grep -E "RPATH|RUNPATH"; then
+    echo "deb-check: the installed $program has a RUNPATH (above)" >&2
+    exit 1
+  fi
+done
 
 # The toolchain: the directory above the one holding `swift`'s bin/ (usr/bin/swift -> /opt/swift).
 toolchain=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")")

@@ -3,8 +3,12 @@
 # runs the agent against it in ./demo/emoji (DEMO_DIR overrides), so you watch the log of hits:
 # a cold sync (network and memory hits), files deleted and damaged behind its back (repairs),
 # a memory purge, then the next accesses from disk, and a graceful stop.
+# Needs a Swift 6.2 toolchain on PATH (contrib/check-swift.sh says where one comes from when it is missing);
+# installs the Debian packages it builds against when they are missing, with sudo when not root
+# (INSTALL_DEPS=no lists them and stops instead: contrib/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+contrib/check-swift.sh
 contrib/install-deps.sh
 # A debug build: the demo's 29 assets need no optimiser, the first build is minutes shorter than a release
 # one, and contrib/test.sh reuses it. (`make` builds the release binaries you install.)
@@ -49,3 +53,6 @@ agent=""
 say "agent exited with status $status; $(ls "$dir"/*.png | wc -l) images in $dir"
 say "a one-shot run now takes everything from disk:"
 "$bin/emojiart-sync" --dir "$dir" --server "$url" --once 2>&1 | tail -n 3 || true
+say "items 10 and 20 are missing on purpose: like the book's server, the gallery answers every tenth image with
+200 and {\"error\": \"File not found.\"}, which is no PNG. The agent keeps them as failing, retries them with
+backoff, and --once exits 2 (partial) naming them."

@@ -9,6 +9,7 @@
 # contrib/run-tests.sh says how the suite is split; this script installs, builds and lints first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+contrib/check-swift.sh
 contrib/install-deps.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

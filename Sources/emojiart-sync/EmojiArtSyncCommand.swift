@@ -10,8 +10,15 @@ import Glibc
 enum Main {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.contains("--generate-completion-script") {
-            await CompletionTree.main()
+        if let flag = arguments.firstIndex(where: { $0.hasPrefix("--generate-completion-script") }) {
+            // `--generate-completion-script bash` or `=bash`; anything else is ArgumentParser's to refuse.
+            let attached = arguments[flag].split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init)
+            let shell = attached ?? (flag + 1 < arguments.count ? arguments[flag + 1] : "")
+            if arguments.count == (attached == nil ? 2 : 1), let script = CompletionScript.text(forShellNamed: shell) {
+                print(script, terminator: script.hasSuffix("\n") ? "" : "\n")
+            } else {
+                await CompletionTree.main()
+            }
         } else if let first = arguments.first, ControlCommand.names.contains(first) {
             await ControlCommand.main()
         } else if arguments.first == "help", arguments.count > 1 {

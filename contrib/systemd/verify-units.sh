@@ -1,9 +1,11 @@
 #!/bin/sh
-# Checks the unit files with systemd-analyze verify, as a user manager would load them.
+# Checks the unit files with systemd-analyze verify, as a user manager would load them, and their sandbox with
+# systemd-analyze security.
 #   contrib/systemd/verify-units.sh [BINARY]
 # BINARY (default: .build/debug/emojiart-sync) replaces %h/.local/bin/emojiart-sync, where the units expect the
 # installed agent; the template is checked as the instance for /tmp/emojiart-sync-verify. Prints what
-# systemd-analyze says and exits non-zero when it says anything: a clean unit prints nothing.
+# systemd-analyze verify says and exits non-zero when it says anything (a clean unit prints nothing), or when
+# either unit's exposure level is above 4.2 ("OK"), what the units scored when this check was added.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 binary=${1:-$here/../../.build/debug/emojiart-sync}
@@ -30,4 +32,13 @@ if [ -n "$output" ] || [ "${status:-0}" -ne 0 ]; then
     echo "verify-units.sh: systemd-analyze verify failed (status ${status:-0})" >&2
     exit 1
 fi
-echo "verify-units.sh: both units verify clean with $binary"
+# --offline and --threshold (0-100, ten times the printed level) are systemd 250's.
+for unit in emojiart-sync.service "emojiart-sync@$instance.service"; do
+    exposure=$(cd "$work" && XDG_RUNTIME_DIR="$work/runtime" systemd-analyze --user security --offline=true \
+        --threshold=42 "$work/$unit" 2>&1) || {
+        printf '%s\n' "$exposure" | tail -n 1
+        echo "verify-units.sh: $unit is less sandboxed than it was (systemd-analyze security, above 4.2)" >&2
+        exit 1
+    }
+done
+echo "verify-units.sh: both units verify clean with $binary; exposure $(printf '%s\n' "$exposure" | sed -n 's/.*exposure level for [^:]*: //p')"
