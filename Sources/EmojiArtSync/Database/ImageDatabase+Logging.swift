@@ -3,10 +3,14 @@ import Logging
 
 /// The log lines and counters of accesses, repairs and failures.
 extension ImageDatabase {
+    /// Counts an access; writes its `hit=` line unless the running pass has written one for `key` already (a
+    /// repeat listing of the feed, counted in the pass's summary).
     func logAccess(_ key: AssetKey, hit: Hit, asset: Asset) {
         changes.ring()
         hits[hit, default: 0] += 1
         fetcher.metrics.hit(hit)
+        failuresWritten[key] = nil
+        guard pass?.noteAccess(key, hit: hit) ?? true else { return }
         logger.info("asset", metadata: [
             "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),
             "bytes": .stringConvertible(asset.size), "file": .string(AssetFileName.name(for: key)),
@@ -16,6 +20,7 @@ extension ImageDatabase {
     /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
     public func noteRepair(of key: AssetKey, reason: DamageReason) {
         repairs += 1
+        pass?.repairs += 1
         changes.ring()
         fetcher.metrics.repair(reason.rawValue)
         logger.info("re-fetching damaged asset", metadata: [
@@ -41,9 +46,17 @@ extension ImageDatabase {
         changes.ring()
         let remembered = error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord
         if !remembered, !(error is CancellationError) { lastAssetFailure = ("\(key): \(error)", Date()) }
-        if failuresLoggedThisPass != nil, failuresLoggedThisPass?.insert(key).inserted == false { return }
+        if pass != nil, pass?.failing.insert(key).inserted == false { return }
+        let message = String(describing: error)
+        // Written once: a failure on record, and a conflict that a retry (after `SIGHUP`, say) finds again.
+        let conflict = (error as? SyncError)?.code == .conflict
+        if let written = failuresWritten[key], remembered || (conflict && written == message) {
+            pass?.remembered += 1
+            return
+        }
+        if !(error is CancellationError) { failuresWritten[key] = message }
         var metadata: Logger.Metadata = [
-            "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(String(describing: error)),
+            "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(message),
         ]
         if remembered { metadata["remembered"] = "true" }
         logger.warning("asset unavailable", metadata: metadata)

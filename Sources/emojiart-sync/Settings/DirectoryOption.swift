@@ -1,5 +1,6 @@
 import ArgumentParser
 import EmojiArtSync
+import Foundation
 
 /// `--dir DIR` of the commands that work on a synced directory (`status`, `purge`, `scrub`). DIR is found
 /// exactly as a sync run finds it, by the same function (`RunSettings.directory`): the flag, then
@@ -14,7 +15,31 @@ struct DirectoryOption: ParsableArguments {
             let resolver = try await SettingsResolver(flags: dir.map { [.dir: $0] } ?? [:])
             return SyncDirectory(try RunSettings.directory(resolver))
         } catch let error as SettingsError {
-            throw ValidationError(error.description)
+            throw error.usageExit()
         }
+    }
+
+    /// The directory, which must be one an agent has synced (it holds `.emojiart-sync/`): `status`, `purge` and
+    /// `scrub` never create one, so a mistyped DIR is an error (exit 1) that leaves nothing behind.
+    func resolveSynced() async throws -> SyncDirectory {
+        let directory = try await resolve()
+        var isDirectory: ObjCBool = false
+        let problem: String? =
+            if !FileManager.default.fileExists(atPath: directory.root, isDirectory: &isDirectory) {
+                "no such directory"
+            } else if !isDirectory.boolValue {
+                "not a directory"
+            } else if !FileManager.default.fileExists(atPath: directory.stateDirectory, isDirectory: &isDirectory)
+                || !isDirectory.boolValue
+            {
+                "no agent has synced it (it has no \(SyncDirectory.stateDirectoryName)/)"
+            } else {
+                nil
+            }
+        if let problem {
+            printError("emojiart-sync: \(directory.root): \(problem)")
+            throw ExitCode(ExitStatus.fatal.rawValue)
+        }
+        return directory
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 
 /// The config file (`$XDG_CONFIG_HOME/emojiart-sync/config`) as a swift-configuration file snapshot, read
 /// through its `FileProvider`: `key = value` lines, keys being the long options without `--` (`interval = 30`),
-/// blank lines and `#` comments ignored, a value optionally in double quotes. swift-configuration has no such
+/// blank lines and `#` comments ignored (a whole line, or after a value: `concurrency = 8 # comment`), a value
+/// optionally in double quotes. swift-configuration has no such
 /// format (its `.env` reader matches only upper-case variable names), so the line splitting is here; the
 /// layering, lookups and provenance are the library's. An unknown key or a line without `=` is an error with
 /// its line number: a typo must not be silently ignored by a daemon.
@@ -33,9 +34,11 @@ struct SettingsFileSnapshot: FileConfigSnapshot {
                 throw LineError(line: index + 1, problem: "expected key = value, found \"\(line)\"")
             }
             let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
-                value = String(value.dropFirst().dropLast())
+            let value: String
+            do {
+                value = try Self.value(line[line.index(after: equals)...])
+            } catch {
+                throw LineError(line: index + 1, problem: error.problem)
             }
             guard RunSetting(rawValue: key) != nil else {
                 let known = RunSetting.allCases.map(\.rawValue).joined(separator: ", ")
@@ -44,6 +47,32 @@ struct SettingsFileSnapshot: FileConfigSnapshot {
             values[key] = value
         }
         self.values = values
+    }
+
+    /// The value after `=`: in double quotes (kept as written, `#` included), or bare up to a `#` that starts a
+    /// comment (one at the start or after a space: `concurrency = 8 # more for the LAN`, while `dir = ~/a#b`
+    /// keeps its `#`). A quote opened and not closed, or text after the closing quote, is an error.
+    static func value(_ text: Substring) throws(LineError) -> String {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("\"") {
+            let rest = text.dropFirst()
+            guard let close = rest.firstIndex(of: "\"") else {
+                throw LineError(line: 0, problem: "a value opens a double quote and does not close it")
+            }
+            let after = rest[rest.index(after: close)...].trimmingCharacters(in: .whitespaces)
+            guard after.isEmpty || after.hasPrefix("#") else {
+                throw LineError(line: 0, problem: "text after the closing quote: \(after)")
+            }
+            return String(rest[..<close])
+        }
+        var previous: Character = " "
+        for index in text.indices {
+            if text[index] == "#", previous == " " || previous == "\t" {
+                return text[..<index].trimmingCharacters(in: .whitespaces)
+            }
+            previous = text[index]
+        }
+        return text
     }
 
     func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
