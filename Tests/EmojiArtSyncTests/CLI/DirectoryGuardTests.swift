@@ -11,16 +11,17 @@ struct DirectoryGuardTests {
         let out = TemporaryDirectory("guard-out")
         let home = TemporaryDirectory("guard-home")
         let environment = ["HOME": home.path, "XDG_CONFIG_HOME": home.path + "/.config"]
-        for dir in ["/", "//", home.path, home.path + "/."] {
+        // The root through `config`, which checks the settings as a run does and never creates anything: a test of
+        // a run there would write into the real `/` whenever the guard broke (as the code before it did).
+        for (dir, command) in [("/", ["config"]), ("//", ["config"]), (home.path, ["--once"]), (home.path + "/.", ["--once"])] {
             // A server nothing listens on: had the guard let it through, the run would fail later, differently.
             let run = try await AgentProcess.run(
-                ["--dir", dir, "--once", "--server", "http://127.0.0.1:9"], outputDirectory: out.path, environment: environment)
+                command + ["--dir", dir, "--server", "http://127.0.0.1:9"], outputDirectory: out.path, environment: environment)
             #expect(run.status == 64, "--dir \(dir): \(run.stderr)")
             #expect(run.stderr.contains("refusing to sync there") && run.stderr.contains("--allow-root-dir"), "\(run.stderr)")
             #expect(!run.stderr.contains("Usage:"), "a refusal is not followed by the usage text: \(run.stderr)")
         }
         #expect(home.names().isEmpty, "\(home.names())")
-        #expect(!FileManager.default.fileExists(atPath: "/.emojiart-sync"))
 
         // Asked for, it is allowed: here a home directory that is only a test's.
         let gallery = try await GalleryFixture(count: 2, imageSize: .small)
@@ -38,7 +39,7 @@ struct DirectoryGuardTests {
 
     @Test func aMountPointIsRefused() async throws {
         let out = TemporaryDirectory("guard-mount-out")
-        let run = try await AgentProcess.run(["--dir", "/proc", "--once"], outputDirectory: out.path)
+        let run = try await AgentProcess.run(["config", "--dir", "/proc"], outputDirectory: out.path)
         #expect(run.status == 64 && run.stderr.contains("mount point"), "\(run.stderr)")
     }
 }
