@@ -48,18 +48,20 @@ extension ImageDatabase {
         if !remembered, !(error is CancellationError) { lastAssetFailure = ("\(key): \(error)", Date()) }
         if pass != nil, pass?.failing.insert(key).inserted == false { return }
         let message = String(describing: error)
-        // Written once: a failure on record, and a conflict that a retry (after `SIGHUP`, say) finds again.
-        let conflict = (error as? SyncError)?.code == .conflict
-        if let written = failuresWritten[key], remembered || (conflict && written == message) {
+        // Written once, at warning: a failure on record, or the same failure again (a conflict a retry after
+        // `SIGHUP` finds again, an answer that is still no image an hour later) is counted by the pass and goes
+        // to debug, so that a failing item costs one line, not one per poll or retry for as long as it fails.
+        let repeated = failuresWritten[key].map { remembered || $0 == message } ?? false
+        if repeated {
             pass?.remembered += 1
-            return
+        } else if !(error is CancellationError) {
+            failuresWritten[key] = message
         }
-        if !(error is CancellationError) { failuresWritten[key] = message }
         var metadata: Logger.Metadata = [
             "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(message),
         ]
         if remembered { metadata["remembered"] = "true" }
-        logger.warning("asset unavailable", metadata: metadata)
+        logger.log(level: repeated ? .debug : .warning, "asset unavailable", metadata: metadata)
     }
 
     /// The index could not be read or written where the work could go on without it (a fingerprint not

@@ -5,8 +5,8 @@ import Logging
 /// The feed lists every item three times (the book's gallery does), so a pass of 100,000 assets makes 300,000
 /// accesses: one `hit=` line per key and pass keeps the man page's promise (every asset accessed has its line,
 /// with `key=`) at a third of the bytes, and the accesses not written are counted here and said in the summary
-/// (`repeats=`). Likewise a key's failure is written once per pass, and one on record that was already written
-/// (`remembered=true`) is not written again at every pass, only counted (`remembered=`).
+/// (`repeats=`). Likewise a key's failure is written once per pass, and one on record (`remembered=true`) or the
+/// same failure again, once written, goes to debug at later passes and retries and is counted (`remembered=`).
 struct PassTally: Sendable {
     let started = ContinuousClock.now
     /// Bytes of asset bodies received when the pass began (`fetched=` is what it received).
@@ -19,7 +19,8 @@ struct PassTally: Sendable {
     var logged: Set<AssetKey> = []
     /// Keys that failed in the pass, written or not.
     var failing: Set<AssetKey> = []
-    /// Failures on record not written again: the key's failure had been written before.
+    /// Failures not written again (at debug only): one on record, or the same failure again, whose line the key
+    /// had already had.
     var remembered = 0
     var repairs = 0
 

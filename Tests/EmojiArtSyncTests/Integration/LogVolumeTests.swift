@@ -1,6 +1,7 @@
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
+import Logging
 import TestSupport
 import Testing
 
@@ -62,6 +63,25 @@ struct LogVolumeTests {
         #expect(lines.filter { $0.contains("result=failed") }.count == 1, "\(lines)")
         #expect(logLines(dir.path).filter { $0.contains("event=conflict") }.count == 1)
         #expect(readBytes(outside.file("mine.txt")) == Array("mine\n".utf8))
+    }
+
+    /// An answer that is still no image when asked again (an hour later by default; here at once) is the same
+    /// failure: at debug, not a warning per retry (10,000 error items of a 100,000 gallery made 10,000 lines an hour).
+    @Test func theSameFailureAtItsRetryGoesToDebug() async throws {
+        let gallery = try await GalleryFixture(count: 10, imageSize: .small)  // item 10 answers with a JSON error
+        let dir = TemporaryDirectory("log-retry")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.logLevel = .debug
+        configuration.retryPolicy = RetryPolicy(base: .milliseconds(100), cap: .milliseconds(200), unusableAnswer: .milliseconds(200))
+        let agent = try await RunningAgent(configuration)
+        func failed() -> [String] { (assetLines(logLines(dir.path))["key=/gallery/image?10"] ?? []).filter { $0.contains("result=failed") } }
+        // Retried until asked again twice: each answer the same JSON, each a failure like the first.
+        #expect(await eventually { gallery.server.requestCount(path: "/gallery/image?10") >= 3 })
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        let lines = failed()
+        #expect(lines.filter { $0.contains("level=warning") }.count == 1, "\(lines)")
+        #expect(lines.filter { $0.contains("level=debug") }.count >= 2, "\(lines)")
     }
 
     @Test func aFailureOnRecordIsWrittenOnceNotAtEveryPass() async throws {
