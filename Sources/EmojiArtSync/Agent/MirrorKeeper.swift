@@ -122,7 +122,8 @@ public final class MirrorKeeper {
     }
 
     /// Fetches the feed and brings DIR in line with it. The first successful poll, and one after `SIGHUP`,
-    /// accesses every entry (memory, disk or network, each logged); others fetch only what is not on disk.
+    /// accesses every entry (memory, disk or network, each asset logged once: `PassTally`); others fetch only what
+    /// is not on disk.
     ///
     /// The request is conditional (`If-None-Match`/`If-Modified-Since`) when the server gave validators for
     /// the feed last time; a `304` ends the poll there: nothing changed, nothing to walk. A changed feed is
