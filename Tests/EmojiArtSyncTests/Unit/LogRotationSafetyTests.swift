@@ -35,6 +35,18 @@ struct LogRotationSafetyTests {
         #expect(size == 10_000, "every line went through the link")
     }
 
+    @Test func anAgentSaysOnceThatItsSymlinkedLogIsNotRotated() async throws {
+        let dir = TemporaryDirectory("log-symlink-agent")
+        try FileManager.default.createSymbolicLink(atPath: dir.file("link.log"), withDestinationPath: dir.file("real.log"))
+        var configuration = AgentConfiguration(directory: SyncDirectory(dir.file("mirror")))
+        configuration.logFile = dir.file("link.log")
+        configuration.logToStandardError = false
+        let agent = try await SyncAgent(configuration: configuration)
+        agent.shutdown()
+        let text = (try? String(contentsOfFile: dir.file("real.log"), encoding: .utf8)) ?? ""
+        #expect(text.split(separator: "\n").filter { $0.contains("event=log") && $0.contains("rotation=off") }.count == 1, "\(text)")
+    }
+
     @Test func aRegularFileReplacedByALinkIsNotRenamed() throws {
         let dir = TemporaryDirectory("log-swapped")
         let path = dir.file("sync.log")
