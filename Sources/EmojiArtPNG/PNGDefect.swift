@@ -65,8 +65,9 @@ public struct PNGDefect: Error, Sendable, Equatable, CustomStringConvertible {
         self.libpngFunction = libpngFunction
     }
 
-    /// `kind: message`, e.g. `badCRC: chunk IDAT at offset 1234: CRC mismatch (...)`.
+    /// The message, for a person: `chunk IDAT at offset 1234: CRC mismatch (...)`, `not a PNG: 57 bytes starting
+    /// ...`. The kind's name is for code and tests, not for the log or stderr.
     public var description: String {
-        "\(kind.rawValue): \(message)"
+        message
     }
 }

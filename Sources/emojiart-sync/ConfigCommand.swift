@@ -22,8 +22,8 @@ struct ConfigCommand: AsyncParsableCommand {
         let resolver: SettingsResolver
         do {
             resolver = try await SettingsResolver(flags: options.given)
-        } catch {
-            throw ValidationError("\(error)")
+        } catch let error as SettingsError {
+            throw error.usageExit()
         }
         print("# config file: \(resolver.configFile)\(resolver.configFileExists ? "" : " (missing)")")
         let resolved: [(RunSetting, SettingsResolver.Resolved)]

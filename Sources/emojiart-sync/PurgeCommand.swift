@@ -36,7 +36,7 @@ struct PurgeCommand: AsyncParsableCommand {
         guard let timeout = DurationText.seconds(self.timeout, plainUnit: 1), (1...3_600).contains(timeout) else {
             throw ValidationError("--timeout \(DurationText.expected(1...3_600, plainUnit: 1)) (--timeout \(self.timeout))")
         }
-        let directory = try await location.resolve()
+        let directory = try await location.resolveSynced()
         guard let pid = DirectoryLock.holder(path: directory.lockPath) else {
             printError("emojiart-sync: no agent runs on \(directory.root); nothing to purge")
             throw ExitCode(ExitStatus.fatal.rawValue)

@@ -19,6 +19,9 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The directory to keep in sync (created if missing).", valueName: "dir"), completion: .directory)
     var dir: String?
 
+    @Flag(name: .long, help: "Allow a DIR that is the root of a file system or your home directory itself (refused otherwise).")
+    var allowRootDir = false
+
     @Option(name: .long, help: ArgumentHelp("The gallery's origin\(Self.defaultText(.server)).", valueName: "url"))
     var server: String?
 
@@ -51,8 +54,14 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Extra attempts per asset after a transient network failure\(Self.defaultText(.retries)).", valueName: "n"))
     var retries: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Log file (default: DIR/.emojiart-sync/sync.log).", valueName: "path"), completion: .file())
+    @Option(name: .long, help: ArgumentHelp("Log file (default: DIR/.emojiart-sync/sync.log); none (or off) writes no file, for a journal that keeps the lines.", valueName: "path"), completion: .file())
     var logFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Rotate the log file when it would pass this size, e.g. 16M, 1G\(Self.defaultText(.logMaxSize)).", valueName: "size"))
+    var logMaxSize: String?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Rotated log files kept, 1...100\(Self.defaultText(.logKeep)).", valueName: "n"))
+    var logKeep: Int?
 
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical\(Self.defaultText(.logLevel)).", valueName: "level"), completion: .list(Logger.Level.allCases.map(\.rawValue)))
     var logLevel: String?
@@ -83,6 +92,7 @@ struct RunOptions: ParsableArguments {
     var given: [RunSetting: String] {
         var given: [RunSetting: String] = [:]
         given[.dir] = dir
+        if allowRootDir { given[.allowRootDir] = "true" }
         given[.server] = server
         if once { given[.once] = "true" }
         given[.interval] = interval
@@ -93,6 +103,8 @@ struct RunOptions: ParsableArguments {
         given[.maxBodySize] = maxBodySize
         given[.retries] = retries.map(String.init)
         given[.logFile] = logFile
+        given[.logMaxSize] = logMaxSize
+        given[.logKeep] = logKeep.map(String.init)
         given[.logLevel] = logLevel
         given[.logFormat] = logFormat?.rawValue
         if quiet { given[.quiet] = "true" }
@@ -111,7 +123,7 @@ struct RunOptions: ParsableArguments {
             let resolver = try await SettingsResolver(flags: given)
             return (try RunSettings(resolver), resolver)
         } catch let error as SettingsError {
-            throw ValidationError(error.description)
+            throw error.usageExit()
         }
     }
 }

@@ -47,6 +47,13 @@ enum RunHelp {
           scrub find DIR the same way. Paths (dir, log-file) from the environment or the file are expanded
           as a shell would: ~, ~user, $HOME, ${XDG_DATA_HOME}. Durations: 90s, 5m, 1h30m, 2d.
 
+        LOG:
+          DIR/.emojiart-sync/sync.log (--log-file; none writes no file), also on stderr unless --quiet: one
+          line per asset per pass (hit=memory|disk|network key=...; the feed's repeat listings are counted,
+          not written), one event=pass summary per pass, a failure on record written once. Rotated at
+          --log-max-size (16M), --log-keep (5) old files kept; a symlinked path is written through, never
+          rotated. Every event= value is in the man page (LOG EVENTS).
+
         HTTPS AND PROXIES:
           An https gallery is verified against the system's CAs, or --ca-cert FILE. Redirects are followed
           on the same host only (http to https included, at most 5). Proxies come from https_proxy,

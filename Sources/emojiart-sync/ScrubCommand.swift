@@ -1,8 +1,10 @@
 import ArgumentParser
 import EmojiArtSync
 import FoundationEssentials
+import Glibc
 
-/// `emojiart-sync scrub --dir DIR`: re-read and re-hash every file the agent wrote, now.
+/// `emojiart-sync scrub --dir DIR`: re-read and re-hash every file the agent wrote, now: by itself when DIR is
+/// free, or by asking the agent that runs on DIR (`RequestInbox`) and waiting for its answer.
 struct ScrubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scrub",
@@ -11,12 +13,13 @@ struct ScrubCommand: AsyncParsableCommand {
             A warm start trusts a file whose lstat fingerprint (device, inode, size, mtime, ctime) is the one \
             recorded when the agent wrote or last verified it. Bit rot that leaves the fingerprint alone is found \
             by a scrub: the agent runs one in the background (one pass per --scrub-interval, at most 4 MiB/s); \
-            this command runs a whole pass at once. It needs DIR free: when an agent runs on DIR it exits 3. \
-            Files found damaged lose their trust and are repaired by the next pass (the agent's next poll, or \
-            --once), which logs event=repair reason=corrupt.
+            this command runs a whole pass at once. When an agent runs on DIR it asks that agent (a request file \
+            in DIR/.emojiart-sync/requests/), waits up to --timeout for its answer, and the agent repairs what it \
+            found at once; otherwise it scrubs DIR itself, and damaged files lose their trust and are repaired by \
+            the next pass (the agent's next poll, or --once). Repairs log event=repair reason=corrupt.
 
-            Exits 0 when every file is intact, 2 when some are damaged (listed on stdout), 1 when DIR cannot \
-            be used, 3 when an agent runs on DIR.
+            Exits 0 when every file is intact, 2 when some are damaged (listed on stdout), 1 when DIR is not a \
+            synced directory, cannot be used, or the agent does not answer in time.
             """
     )
 
@@ -25,15 +28,31 @@ struct ScrubCommand: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Do not copy log lines to stderr.")
     var quiet = false
 
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("How long to wait for a running agent's scrub: 10m, 1h (a plain number is seconds; default 1h).", valueName: "duration"))
+    var timeout = "1h"
+
     func run() async throws {
-        var configuration = AgentConfiguration(directory: try await location.resolve())
+        guard let timeout = DurationText.seconds(self.timeout, plainUnit: 1), (1...86_400).contains(timeout) else {
+            throw ValidationError("--timeout \(DurationText.expected(1...86_400, plainUnit: 1)) (--timeout \(self.timeout))")
+        }
+        let directory = try await location.resolveSynced()
+        if let pid = DirectoryLock.holder(path: directory.lockPath) {
+            try await ask(pid, directory, timeout: timeout)
+            return
+        }
+        var configuration = AgentConfiguration(directory: directory)
         configuration.logToStandardError = !quiet
         let agent: SyncAgent
         do {
             agent = try await SyncAgent(configuration: configuration)
         } catch let error as SyncError where error.code == .locked {
-            printError("emojiart-sync: \(error); it scrubs in the background (see --scrub-interval)")
-            throw ExitCode(ExitStatus.locked.rawValue)
+            // An agent started meanwhile: it is the one to ask.
+            guard let pid = DirectoryLock.holder(path: directory.lockPath) else {
+                printError("emojiart-sync: \(error)")
+                throw ExitCode(ExitStatus.locked.rawValue)
+            }
+            try await ask(pid, directory, timeout: timeout)
+            return
         } catch {
             printError("emojiart-sync: \(error)")
             throw ExitCode(ExitStatus.fatal.rawValue)
@@ -42,10 +61,39 @@ struct ScrubCommand: AsyncParsableCommand {
         let scrubber = await Scrubber(database: agent.database, logger: agent.logger)
         let found = await scrubber.fullPass()
         agent.logSink.flush()  // the scrub's log lines (stderr) before its summary (stdout)
-        print("scrubbed \(found.files) files, \(ByteCount.format(found.bytes)): \(found.damaged.count) damaged")
-        for (key, reason) in found.damaged {
-            print("damaged: \(AssetFileName.name(for: key)) (\(key), \(reason.rawValue))")
+        try report(files: found.files, bytes: found.bytes, damaged: found.damaged.map {
+            "\(AssetFileName.name(for: $0.key)) (\($0.key), \($0.reason.rawValue))"
+        })
+    }
+
+    /// Asks the agent `pid` to scrub and waits for its status to show that scrub.
+    private func ask(_ pid: pid_t, _ directory: SyncDirectory, timeout: Int) async throws {
+        let before = (try? AgentStatus.read(from: directory.statusPath))?.lastScrub?.sequence ?? 0
+        do {
+            try RequestInbox.send(.scrub, to: directory)
+        } catch {
+            printError("emojiart-sync: agent PID \(pid) runs on \(directory.root), but \(error)")
+            throw ExitCode(ExitStatus.fatal.rawValue)
         }
-        if !found.damaged.isEmpty { throw ExitCode(ExitStatus.partial.rawValue) }
+        if !quiet { printError("emojiart-sync: asked agent PID \(pid) to scrub \(directory.root) now; waiting for it") }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(timeout))
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            guard let status = try? AgentStatus.read(from: directory.statusPath), status.pid == pid else { continue }
+            if let scrub = status.lastScrub, scrub.sequence > before {
+                try report(files: scrub.files, bytes: scrub.bytes, damaged: scrub.damaged, repairing: true)
+                return
+            }
+            if status.state == "stopped" { break }
+        }
+        printError("emojiart-sync: asked agent PID \(pid) to scrub, but it did not report the scrub within \(DurationText.format(timeout))")
+        throw ExitCode(ExitStatus.fatal.rawValue)
+    }
+
+    /// Prints what the scrub found; exits 2 when something was damaged.
+    private func report(files: Int, bytes: Int, damaged: [String], repairing: Bool = false) throws {
+        print("scrubbed \(files) files, \(ByteCount.format(bytes)): \(damaged.count) damaged" + (repairing && !damaged.isEmpty ? " (the agent repairs them now)" : ""))
+        for file in damaged { print("damaged: \(file)") }
+        if !damaged.isEmpty { throw ExitCode(ExitStatus.partial.rawValue) }
     }
 }

@@ -30,7 +30,7 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let directory = try await location.resolve()
+        let directory = try await location.resolveSynced()
         if watch {
             try await StatusWatch(directory: directory).run()
             return

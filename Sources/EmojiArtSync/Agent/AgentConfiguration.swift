@@ -32,6 +32,10 @@ public struct AgentConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// The log file; nil means `DIR/.emojiart-sync/sync.log`.
     public var logFile: String?
+    /// False: no log file at all (`--log-file none`, for those who read the journal); lines go to stderr only.
+    public var writesLogFile = true
+    /// When the log file rotates and how many old ones are kept (`--log-max-size`, `--log-keep`).
+    public var logRotation = LogSink.Rotation()
     /// Also log to stderr.
     public var logToStandardError = true
     /// Where to serve Prometheus metrics (`--metrics-listen`); nil (the default) records nothing.
@@ -59,5 +63,6 @@ public struct AgentConfiguration: Sendable {
         self.directory = directory
     }
 
-    public var effectiveLogFile: String { logFile ?? directory.logPath }
+    /// The log file's path; nil when there is none (`writesLogFile` false).
+    public var effectiveLogFile: String? { writesLogFile ? logFile ?? directory.logPath : nil }
 }

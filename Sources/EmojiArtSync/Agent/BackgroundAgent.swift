@@ -92,6 +92,7 @@ public final class BackgroundAgent: Sendable {
             AgentLoop("watch") { await self.watchLoop(identity: identity) },
             AgentLoop("schedule") { await self.scheduleLoop(identity: identity) },
             AgentLoop("status") { await self.statusLoop() }, AgentLoop("disk-purge") { await self.diskPurgeLoop() },
+            AgentLoop("requests") { await self.requestLoop() },
         ]
         if agent.configuration.scrubInterval != nil { loops.append(AgentLoop("scrub") { await self.scrubLoop() }) }
         // systemd's watchdog (when WatchdogSec= is set): a ping only while the sync actor answers.
@@ -320,6 +321,42 @@ public final class BackgroundAgent: Sendable {
             if Task.isCancelled { return }
             if diskPurgeRequested.exchange(false, ordering: .acquiringAndReleasing) {
                 _ = await keeper.purgeDisk()
+            }
+        }
+    }
+
+    /// Hears the requests of commands (`RequestInbox`, its own inotify watch on `DIR/.emojiart-sync/requests/`):
+    /// `emojiart-sync scrub` asks for a scrub now. One left before the agent started is taken at once.
+    private func requestLoop() async {
+        let watcher: DirectoryWatcher
+        do {
+            try RequestInbox.prepare(in: directory)
+            watcher = try DirectoryWatcher(path: RequestInbox.path(in: directory))
+        } catch {
+            logger.warning("cannot hear the requests of commands (emojiart-sync scrub)", metadata: [
+                "event": "watch", "result": "failed", "path": .string(RequestInbox.path(in: directory)),
+                "error": .string(String(describing: error)),
+            ])
+            return
+        }
+        await withTaskCancellationHandler {
+            await answerRequests()
+            for await _ in watcher.events {
+                if Task.isCancelled { break }
+                await answerRequests()
+            }
+        } onCancel: {
+            watcher.requestStop()  // never block in a cancellation handler
+        }
+        watcher.stop()
+    }
+
+    private func answerRequests() async {
+        for request in RequestInbox.take(in: directory) {
+            switch request {
+            case .scrub:
+                logger.info("scrubbing every file now, as asked", metadata: ["event": "scrub", "result": "requested"])
+                await keeper.scrubNow()
             }
         }
     }

@@ -4,7 +4,8 @@
 /// load (a memory hit); one listed after it finished is answered from memory in its batch.
 ///
 /// Before each batch the pass lets urgent work go first (`UrgentLane`): a repair never waits behind a pass.
-/// A failing asset is logged once per pass, however often the feed lists it.
+/// Its caller begins and ends the database's pass (`ImageDatabase.beginPass()`), around whatever else the pass does:
+/// within it each asset is logged once, however often the feed lists it.
 struct FeedPass {
     /// Entries per silo visit: large enough that a pass of 300,000 entries is a few hundred visits, small
     /// enough that one visit (an index lookup, an `lstat` and a log line per entry) stays a few milliseconds.
@@ -30,7 +31,6 @@ struct FeedPass {
         let database = database
         let window = max(1, window)
         var peak = 0
-        await database.beginPass()
         await withTaskGroup(of: Outcome.self) { group in
             var alive = 0
             var start = entries.startIndex
@@ -59,7 +59,6 @@ struct FeedPass {
             }
             while let outcome = await group.next() { collect(outcome) }
         }
-        await database.endPass()
         return peak
     }
 

@@ -21,6 +21,7 @@ extension MirrorKeeper {
             logger.error("disk purge incomplete", metadata: ["event": "purge", "scope": "disk", "error": .string(String(describing: error))])
         }
         _ = loader.purge()
+        loader.forgetFailures()  // everything is fetched again now, failing assets included
         let record = recordPurge(scope: "disk", entries: removed.files, bytes: removed.bytes)
         await refetch(feedKeys, reason: nil)
         return record
@@ -74,6 +75,7 @@ extension MirrorKeeper {
         case (nil, nil): status.lastError = nil
         }
         status.lastPurge = lastPurge
+        status.lastScrub = lastScrub
         status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
         return status
     }

@@ -194,11 +194,27 @@ extension MirrorKeeper {
 
     /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).
     public func scrubStep() async {
-        let found = await scrubber.step()
-        let corrupt = found.damaged.filter { $0.reason == .corrupt }.map(\.key)
-        let missing = found.damaged.filter { $0.reason == .missing }.map(\.key)
-        await refetch(corrupt, reason: .corrupt)
-        await refetch(missing, reason: .missing)
+        await repair(await scrubber.step().damaged)
+    }
+
+    /// A whole scrub pass now (`emojiart-sync scrub` asked for it through `RequestInbox`), published in the status
+    /// as `lastScrub` as soon as it is done, then the repairs of what it found damaged.
+    @discardableResult
+    public func scrubNow() async -> AgentStatus.Scrub {
+        let found = await scrubber.fullPass()
+        scrubSequence += 1
+        let record = AgentStatus.Scrub(
+            sequence: scrubSequence, files: found.files, bytes: found.bytes,
+            damaged: found.damaged.map { AssetFileName.name(for: $0.key) }, at: Date())
+        lastScrub = record
+        database.changes.ring()  // `scrub` waits for the status file to show it
+        await repair(found.damaged)
+        return record
+    }
+
+    private func repair(_ damaged: [(key: AssetKey, reason: ImageDatabase.DamageReason)]) async {
+        await refetch(damaged.filter { $0.reason == .corrupt }.map(\.key), reason: .corrupt)
+        await refetch(damaged.filter { $0.reason == .missing }.map(\.key), reason: .missing)
     }
 
 }

@@ -36,6 +36,8 @@ public final class MirrorKeeper {
     /// What the server said identifies the last feed accepted; the next poll asks "changed since?".
     var feedValidators: HTTPValidators?
     let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
+    /// Which unchanged polls get a line at info.
+    var heartbeat = PollHeartbeat()
 
     /// A rescan in progress: the file name it goes on after ("" from the start), nil when none is due. The index
     /// is walked a page at a time and only files whose `lstat` differs from their row are checked; a rescan asked
@@ -58,6 +60,9 @@ public final class MirrorKeeper {
     /// When `lastError` was set, to show the newer of it and an asset's last failure.
     var lastErrorAt = Date.distantPast
     public internal(set) var lastPurge: AgentStatus.Purge?
+    /// The last scrub a command asked for, and how many there were (`scrub` tells its own from an older one).
+    public internal(set) var lastScrub: AgentStatus.Scrub?
+    var scrubSequence = 0
 
     /// Re-hashes owned files in the background, a step at a time.
     public let scrubber: Scrubber
@@ -117,7 +122,8 @@ public final class MirrorKeeper {
     }
 
     /// Fetches the feed and brings DIR in line with it. The first successful poll, and one after `SIGHUP`,
-    /// accesses every entry (memory, disk or network, each logged); others fetch only what is not on disk.
+    /// accesses every entry (memory, disk or network, each asset logged once: `PassTally`); others fetch only what
+    /// is not on disk.
     ///
     /// The request is conditional (`If-None-Match`/`If-Modified-Since`) when the server gave validators for
     /// the feed last time; a `304` ends the poll there: nothing changed, nothing to walk. A changed feed is
@@ -133,12 +139,15 @@ public final class MirrorKeeper {
             case .notModified:
                 feedFailures = 0
                 scheduleNextPoll()
+                fetcher.metrics.poll(.notModified)
                 lastPoll = AgentStatus.Poll(at: Date(), result: "ok", detail: "not modified")
-                // Routine (1,440 a day at the default interval): debug, so it does not bury what matters.
-                logger.debug("feed poll", metadata: [
-                    "event": "poll", "result": "not_modified",
+                // Routine (1,440 a day at the default interval): debug, but once an hour at info (a heartbeat).
+                let level = heartbeat.level()
+                logger.log(level: level, "feed poll", metadata: [
+                    "event": "poll", "result": "not_modified", "unchanged": .stringConvertible(heartbeat.unchangedPolls),
                     "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
                 ])
+                if level == .info { heartbeat.reset() }
                 return false
             case .changed(let changed, let validators):
                 feed = changed
@@ -148,6 +157,7 @@ public final class MirrorKeeper {
             feedFailures += 1
             let delay = feedRetry.delay(afterAttempt: feedFailures)
             nextPollAt = ContinuousClock.now.advanced(by: delay)
+            fetcher.metrics.poll(.failed)
             lastPoll = AgentStatus.Poll(at: Date(), result: "failed", detail: String(describing: error))
             lastError = String(describing: error)
             logger.warning("feed poll failed", metadata: [
@@ -156,6 +166,9 @@ public final class MirrorKeeper {
             ])
             return false
         }
+        // Everything the changed feed leads to is one pass: one line per asset, one `event=pass` line at the end.
+        database.beginPass()
+        defer { database.endPass() }
         if feedFailures > 0 {
             // The gallery is back: whatever failed while it was away is worth trying now, not at its backoff.
             // (Answers on record that were not images stay: the outage did not change them.)
@@ -202,6 +215,7 @@ public final class MirrorKeeper {
         await checkPending()
         if Task.isCancelled { return true }
         scheduleNextPoll()
+        fetcher.metrics.poll(removal.refused ? .refused : .ok)
         lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
         logger.info("feed poll", metadata: [
             "event": "poll", "result": .string(removal.refused ? "refused" : "ok"),

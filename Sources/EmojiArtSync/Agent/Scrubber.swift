@@ -54,7 +54,8 @@ public final class Scrubber {
 
     /// A whole pass now, from the first file to the last, at full speed (`emojiart-sync scrub`).
     public func fullPass() async -> Findings {
-        cursor = ""
+        // A pass of its own from the first file: the background pass under way starts over after it.
+        (cursor, passFiles, passDamaged, passStarted) = ("", 0, 0, .now)
         var total = Findings()
         while !Task.isCancelled {
             let found = await scrub(maxFiles: 256, maxBytes: .max)
@@ -87,6 +88,7 @@ public final class Scrubber {
             for (name, size) in page {
                 cursor = name
                 found.files += 1
+                passFiles += 1  // counted as it goes: the page that finds the end logs the pass before this returns
                 found.bytes += size
                 do {
                     if case .damaged(let reason) = try await database.scrub(fileNamed: name),
@@ -103,7 +105,6 @@ public final class Scrubber {
                 if found.bytes >= maxBytes { break }
             }
         }
-        passFiles += found.files
         return found
     }
 

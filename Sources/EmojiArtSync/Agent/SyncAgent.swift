@@ -30,11 +30,16 @@ public final class SyncAgent: Sendable {
         configuration.directory.removeStaleTemporaryFiles()
         let sink = try LogSink(
             path: configuration.effectiveLogFile, alsoStandardError: configuration.logToStandardError,
-            format: configuration.logFormat)
+            rotation: configuration.logRotation, format: configuration.logFormat)
         self.logSink = sink
         var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logLevel, format: configuration.logFormat) }
         logger.logLevel = configuration.logLevel
         self.logger = logger
+        if let path = configuration.effectiveLogFile, !sink.rotates {
+            logger.notice("log file written through, never rotated: not a regular file of its own", metadata: [
+                "event": "log", "path": .string(path), "rotation": "off",
+            ])
+        }
         var http = HTTPClientConfiguration()
         http.maxConcurrentRequests = configuration.concurrency
         http.connectTimeout = configuration.connectTimeout

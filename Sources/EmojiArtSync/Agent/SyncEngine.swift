@@ -52,6 +52,7 @@ public struct SyncEngine: Sendable {
         var progress = SyncProgress(done: 0, total: feed.uniqueKeys.count, bytes: 0)
         onProgress?(progress)
         let visitsBefore = await database.siloVisits
+        await database.beginPass()
         report.peakAccessesInFlight = await FeedPass(database: database, window: accessWindow).run(feed.entries) { outcome in
             // The line counts each key once: done at its first outcome, failed until an access has it.
             if onProgress != nil, !succeeded.contains(outcome.key) {
@@ -92,7 +93,7 @@ public struct SyncEngine: Sendable {
         report.repairs = after.repairs - before.repairs
         report.filesRead = after.filesRead - before.filesRead
         report.duration = clock.now - start
-        logSummary(report)
+        await database.endPass(extra: summary(report))
         return report
     }
 
@@ -123,14 +124,13 @@ public struct SyncEngine: Sendable {
         await (database.bytesFetched, database.repairs, database.filesRead)
     }
 
-    private func logSummary(_ report: SyncReport) {
-        logger.info("sync pass done", metadata: [
-            "event": "summary", "assets": .stringConvertible(report.uniqueAssets),
-            "ok": .stringConvertible(report.available), "failed": .stringConvertible(report.failures.count),
-            "rejected": .stringConvertible(report.rejected.count), "removed": .stringConvertible(report.removed),
-            "memory": .stringConvertible(report.hits[.memory] ?? 0), "disk": .stringConvertible(report.hits[.disk] ?? 0),
-            "network": .stringConvertible(report.hits[.network] ?? 0), "bytes": .stringConvertible(report.bytesFetched),
-            "repairs": .stringConvertible(report.repairs), "files_read": .stringConvertible(report.filesRead), "ms": .stringConvertible(report.duration.milliseconds),
-        ])
+    /// What a `--once` run's `event=pass` line says besides the pass's counts: the run's totals, from its start.
+    private func summary(_ report: SyncReport) -> Logger.Metadata {
+        [
+            "assets": .stringConvertible(report.uniqueAssets), "ok": .stringConvertible(report.available),
+            "failed": .stringConvertible(report.failures.count), "rejected": .stringConvertible(report.rejected.count),
+            "removed": .stringConvertible(report.removed), "files_read": .stringConvertible(report.filesRead),
+            "ms": .stringConvertible(report.duration.milliseconds),
+        ]
     }
 }

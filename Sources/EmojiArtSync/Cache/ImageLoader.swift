@@ -15,7 +15,7 @@ import EmojiArtPNG
 ///
 /// A caller that finds the key in flight awaits the same task and counts as a memory hit. A failure is
 /// remembered until its retry time (`RetryPolicy`); a request after that starts a fresh attempt, so no
-/// caller is handed a stale failure forever. Purging drops cached bytes and failures, never in-flight work.
+/// caller is handed a stale failure forever. Purging drops cached assets, never failures or in-flight work.
 @SyncActor
 public final class ImageLoader {
     /// Runs in the silo (as its caller does), so starting a load costs no hop off it and back.
@@ -185,11 +185,12 @@ public final class ImageLoader {
         return (error.underlying as? PNGDefect)?.kind == .notPNG
     }
 
-    /// Drops every cached asset and every remembered failure. Returns what was dropped.
+    /// Drops every cached asset (a memory purge). Remembered failures stay: they are the assets' state (`status`
+    /// and `emojiart_sync_assets` say failing), not a cache, and forgetting them showed failing assets as missing.
+    /// Returns what was dropped.
     @discardableResult
     public func purge() -> (entries: Int, bytes: Int) {
-        failures.removeAll()
-        return memory.removeAll()
+        memory.removeAll()
     }
 
     /// Forgets the remembered failure of `key`, so the next access tries again at once.

@@ -71,9 +71,13 @@ public final class ImageDatabase {
     public internal(set) var filesRead = 0
     /// Conflicts already logged: each path is reported once, not once per poll.
     var conflictLedger = ConflictLedger()
-    /// Keys whose failure the running pass has logged: one line per failing asset per pass, however often the feed
-    /// lists it. Nil outside a pass (a repair's failure is always logged).
-    var failuresLoggedThisPass: Set<AssetKey>?
+    /// The running pass's counts and the keys it has logged: one line per asset per pass, however often the feed
+    /// lists it. Nil outside a pass (a repair's outcome is always logged).
+    var pass: PassTally?
+    /// Keys whose failure has been written since they last succeeded, with the failure written: the same failure on
+    /// record (or the same conflict found again) is then counted by each pass, not written again (a failing item
+    /// would otherwise cost a line per poll for as long as it fails).
+    var failuresWritten: [AssetKey: String] = [:]
     /// The most recent failure of an asset (not one on record being refused again), for `status`.
     public internal(set) var lastAssetFailure: (message: String, at: Date)?
 
@@ -359,10 +363,18 @@ public final class ImageDatabase {
     private var assetStatesCache: (basis: [UInt64], states: (ok: Int, missing: Int, failing: Int))?
     private var feedVersion: UInt64 = 0
 
-    /// A pass begins: from now until `endPass()` each failing asset is logged once.
-    func beginPass() { failuresLoggedThisPass = [] }
+    /// A pass begins: from now until `endPass()` each asset is logged once (`PassTally`). A pass begun while one
+    /// runs is part of it.
+    func beginPass() {
+        if pass == nil { pass = PassTally(bytesAtStart: bytesFetched) }
+    }
 
-    func endPass() { failuresLoggedThisPass = nil }
+    /// Ends the pass and writes its summary line (`event=pass`), with `extra` fields (a `--once` run's totals).
+    func endPass(extra: Logger.Metadata = [:]) {
+        guard let ended = pass else { return }
+        pass = nil
+        logger.info("pass done", metadata: ended.summary(bytesNow: bytesFetched).merging(extra) { _, given in given })
+    }
 
     /// The feed's assets in exactly one state each: `ok` (stored and not failing), `failing` (the last access
     /// failed; retried at its time), `missing` (neither: not fetched yet, or damaged and waiting for its repair).

@@ -9,18 +9,21 @@ import Glibc
 /// Lines are formatted by their callers and handed to a `LogWriter`, which appends them to a buffer under a
 /// short lock and writes them in batches from a thread of its own: within 100 ms, at once on `flush()`,
 /// `reopen()` and `shutdown()`, and never losing a line silently when the disk stalls (see `LogWriter`). The
-/// file is a `LogFile`: rotation at `rotation.maxBytes` (10 MiB) keeping `rotation.keep` (5) files, and an
+/// file is a `LogFile`: rotation at `rotation.maxBytes` keeping `rotation.keep` files, and an
 /// outside rotation (logrotate's rename) is followed within a second of the next write; `reopen()` (`SIGHUP`)
 /// reopens at once. A sink dropped without `shutdown()` shuts down in `deinit`.
 ///
 /// When standard error is the systemd journal (`JournalStream`), the copy on stderr is the journal's form of
 /// the line: a priority prefix and no timestamp; the log file keeps its timestamps.
 public final class LogSink: Sendable {
-    /// How the log file rotates.
+    /// How the log file rotates: at `maxBytes`, keeping `keep` old files. The defaults (16 MiB, 5) hold a day of a
+    /// 100,000-asset agent polling a changed feed hourly, and a full pass besides (docs/BENCHMARKS.md, "the log").
     public struct Rotation: Sendable, Equatable {
+        /// The smallest size `--log-max-size` takes.
+        public static let smallestMaxBytes = 64 * 1024
         public var maxBytes: Int
         public var keep: Int
-        public init(maxBytes: Int = 10 * 1024 * 1024, keep: Int = 5) {
+        public init(maxBytes: Int = 16 * 1024 * 1024, keep: Int = 5) {
             self.maxBytes = max(1024, maxBytes)
             self.keep = max(1, keep)
         }
@@ -36,6 +39,9 @@ public final class LogSink: Sendable {
     public let rotation: Rotation
     /// Standard error is the journal (`$JOURNAL_STREAM` names it): lines there take their journal form.
     public let standardErrorIsJournal: Bool
+    /// The log file is rotated: false without one, and for a path that is a symbolic link or no regular file
+    /// (written through, never renamed; see `LogFile`).
+    public let rotates: Bool
     private let standardError: StandardErrorForm
     private let writer: LogWriter
 
@@ -50,6 +56,7 @@ public final class LogSink: Sendable {
             alsoStandardError && JournalStream.isConnected(environment: ProcessInfo.processInfo.environment)
         standardError = !alsoStandardError ? .none : standardErrorIsJournal ? .journal : .same
         let file = try path.map { path throws(SyncError) in try LogFile(path: path, rotation: rotation) }
+        rotates = file?.rotates ?? false
         writer = LogWriter(file: file, standardError: standardError, format: format)
     }
 

@@ -43,6 +43,7 @@ public final class MetricsEndpoint: Sendable {
             }
             var text: [UInt8] = []
             registry.emit(into: &text)
+            text += ProcessMetrics.exposition().utf8
             return HTTPServerResponse(
                 status: .ok, headerFields: [.contentType: "text/plain; version=0.0.4; charset=utf-8"], body: .bytes(text))
         }

@@ -1,4 +1,6 @@
 import CurlHTTP
+import FoundationEssentials
+import Glibc
 import Metrics
 
 /// The agent's Prometheus metrics, recorded through swift-metrics: one method per event the agent counts.
@@ -40,14 +42,29 @@ public struct SyncMetrics: Sendable {
 
     /// Each metric's `# HELP` text, by name: what the man page's METRICS section says, in one line.
     static let help: [String: String] = [
-        "emojiart_sync_hits_total": "Asset accesses by the layer that served them (one per hit= log line).",
+        "emojiart_sync_hits_total": "Asset accesses by the layer that served them (one per hit= log line, and the repeats= of each event=pass line).",
         "emojiart_sync_repairs_total": "Damaged files re-fetched (one per event=repair log line).",
         "emojiart_sync_bytes_fetched_total": "Bytes of asset bodies received from the gallery, valid or not.",
         "emojiart_sync_failures_total": "Failed loads of an asset (a transfer, disk read or store), one per load.",
         "emojiart_sync_fetch_duration_seconds": "Asset transfer times, retries included, one sample per body received.",
         "emojiart_sync_assets": "Assets of the last feed by state, as status shows them.",
         "emojiart_sync_index_files": "Files recorded in the index (the agent's own files).",
+        "emojiart_sync_polls_total": "Feed polls by result: ok (changed), not_modified (304), refused (deletion guard), failed.",
+        "emojiart_sync_last_poll_success_timestamp_seconds": "When the feed was last fetched (changed or not), in seconds since the epoch.",
+        "emojiart_sync_build_info": "The running build: its version and commit (always 1).",
     ]
+
+    /// How a feed poll ended (label `result` of `emojiart_sync_polls_total`).
+    public enum PollResult: String, Sendable, CaseIterable {
+        /// A changed feed, taken.
+        case ok
+        /// `304 Not Modified`.
+        case notModified = "not_modified"
+        /// A changed feed whose deletions the guard refused (`--max-delete`).
+        case refused
+        /// The feed could not be fetched or read.
+        case failed
+    }
 
     /// Metrics that go nowhere (swift-metrics' no-op backend): the agent without `--metrics-listen`.
     public static let off = SyncMetrics(factory: NOOPMetricsHandler.instance)
@@ -61,6 +78,8 @@ public struct SyncMetrics: Sendable {
     private let assetsMissing: Gauge
     private let assetsFailing: Gauge
     private let indexFiles: Gauge
+    private let polls: [PollResult: Counter]
+    private let lastPollSuccess: Gauge
 
     /// Makes every handle from `factory` (a `PrometheusMetricsFactory` on the endpoint's registry, say).
     public init(factory: any MetricsFactory) {
@@ -82,6 +101,19 @@ public struct SyncMetrics: Sendable {
         assetsMissing = assets("missing")
         assetsFailing = assets("failing")
         indexFiles = Gauge(label: "emojiart_sync_index_files", factory: factory)
+        polls = Dictionary(uniqueKeysWithValues: PollResult.allCases.map {
+            ($0, Counter(label: "emojiart_sync_polls_total", dimensions: [("result", $0.rawValue)], factory: factory))
+        })
+        lastPollSuccess = Gauge(label: "emojiart_sync_last_poll_success_timestamp_seconds", factory: factory)
+        Gauge(label: "emojiart_sync_build_info", dimensions: [
+            ("version", EmojiArtSyncVersion.current), ("commit", EmojiArtSyncVersion.commit ?? "unknown"),
+        ], factory: factory).record(1)
+    }
+
+    /// A feed poll that ended with `result`; any but `failed` reached the gallery, and stamps the last success.
+    public func poll(_ result: PollResult, at date: Date = Date()) {
+        polls[result]?.increment()
+        if result != .failed { lastPollSuccess.record(date.timeIntervalSince1970) }
     }
 
     /// An access served from `source` (one `hit=` log line).

@@ -57,6 +57,21 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         }
     }
 
+    /// A scrub a command asked for (`emojiart-sync scrub` while the agent runs), once its pass is done.
+    public struct Scrub: Codable, Sendable, Equatable {
+        /// Increases by one per scrub asked for, so `emojiart-sync scrub` can tell its own from an older one.
+        public var sequence: Int
+        public var files: Int
+        public var bytes: Int
+        /// The files found damaged (repaired next, as `event=repair` lines say).
+        public var damaged: [String]
+        public var at: Date
+
+        public init(sequence: Int, files: Int, bytes: Int, damaged: [String], at: Date) {
+            (self.sequence, self.files, self.bytes, self.damaged, self.at) = (sequence, files, bytes, damaged, at)
+        }
+    }
+
     public var pid: Int32
     public var startedAt: Date
     public var updatedAt: Date
@@ -78,6 +93,7 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var lastPoll: Poll?
     public var lastError: String?
     public var lastPurge: Purge?
+    public var lastScrub: Scrub?
     /// When the agent polls the feed next, as it planned it when this status was written.
     public var nextPoll: Date?
     /// The agent's log file (`status --watch` shows its last events from it).
@@ -153,9 +169,15 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         } else {
             rows.append(("last poll", "none yet"))
         }
+        if state == "running", let nextPoll {
+            rows.append(("next poll", nextPoll > now ? "in \(Self.duration(Int(nextPoll.timeIntervalSince(now).rounded(.up)))) (\(Self.clockTime(nextPoll)))" : "due now"))
+        }
         rows.append(("last error", lastError ?? "none"))
         if let lastPurge {
             rows.append(("last purge", "\(lastPurge.scope), \(lastPurge.entries) entries, \(ByteCount.format(lastPurge.bytes)), \(Self.ago(lastPurge.at, now: now))"))
+        }
+        if let lastScrub {
+            rows.append(("last scrub", "\(lastScrub.files) files, \(ByteCount.format(lastScrub.bytes)), \(lastScrub.damaged.count) damaged, \(Self.ago(lastScrub.at, now: now))"))
         }
         rows.append(("updated", Self.ago(updatedAt, now: now)))
         let width = rows.map(\.0.count).max() ?? 0

@@ -4,7 +4,9 @@ import FoundationEssentials
 /// (`--max-delete`, `EMOJIART_SYNC_MAX_DELETE`, `max-delete = ...` in the config file) and its default.
 /// The one table `SettingsResolver`, `RunSettings` and `config` work from.
 enum RunSetting: String, CaseIterable, Sendable {
-    case dir, server, once, interval
+    case dir
+    case allowRootDir = "allow-root-dir"
+    case server, once, interval
     case scrubInterval = "scrub-interval"
     case maxDelete = "max-delete"
     case concurrency
@@ -13,6 +15,8 @@ enum RunSetting: String, CaseIterable, Sendable {
     case maxBodySize = "max-body-size"
     case retries
     case logFile = "log-file"
+    case logMaxSize = "log-max-size"
+    case logKeep = "log-keep"
     case logLevel = "log-level"
     case logFormat = "log-format"
     case quiet
@@ -43,7 +47,7 @@ enum RunSetting: String, CaseIterable, Sendable {
         switch self {
         case .dir, .logFile, .metricsListen, .caCert: nil
         case .server: "http://localhost:8080"
-        case .once, .quiet: "false"
+        case .once, .quiet, .allowRootDir: "false"
         case .interval: "60s"
         case .scrubInterval: "24h"
         case .maxDelete: "50"
@@ -52,6 +56,8 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .verify: "structure"
         case .maxBodySize: "4M"
         case .retries: "2"
+        case .logMaxSize: "16M"
+        case .logKeep: "5"
         case .logLevel: "info"
         case .logFormat: "logfmt"
         case .connectTimeout: "10s"

@@ -24,6 +24,9 @@ struct RunSettings {
     var maxBodySize: Int
     var retries: Int
     var logFile: String?
+    /// `--log-file none` (or `off`): no log file.
+    var writesLogFile: Bool
+    var logRotation: LogSink.Rotation
     var logLevel: Logger.Level
     var logFormat: LogFormat
     var quiet: Bool
@@ -54,8 +57,11 @@ struct RunSettings {
         }
         func size(_ setting: RunSetting, minimum: Int) throws(SettingsError) -> Int {
             let (value, source) = try text(setting)
-            guard let value, let bytes = ByteCount.parse(value), bytes >= minimum else {
+            guard let value, let bytes = ByteCount.parse(value) else {
                 throw SettingsError("\(setting.option): cannot read \"\(value ?? "")\" as a size (\(source))")
+            }
+            guard bytes >= minimum else {
+                throw SettingsError("\(setting.option) must be at least \(ByteCount.format(minimum)) (\(source))")
             }
             return bytes
         }
@@ -83,6 +89,9 @@ struct RunSettings {
         }
 
         directory = try Self.directory(resolver)
+        if try !boolean(.allowRootDir), let refusal = DirectoryGuard.refusal(directory, home: DirectoryGuard.home()) {
+            throw SettingsError("--dir \(directory): refusing to sync there: \(refusal); the agent would write its files and .emojiart-sync/ into it (--allow-root-dir if you mean it)")
+        }
         let (serverText, serverSource) = try text(.server)
         do {
             server = try ServerAddress(serverText ?? "")
@@ -98,7 +107,10 @@ struct RunSettings {
         verify = try choice(.verify, PNGVerification.self, PNGVerification.allCases.map(\.rawValue))
         maxBodySize = try size(.maxBodySize, minimum: 1)
         retries = try integer(.retries, 0...10, "")
-        logFile = try text(.logFile).value.flatMap { $0.isEmpty ? nil : $0 }
+        (logFile, writesLogFile) = try Self.logFile(text(.logFile))
+        logRotation = LogSink.Rotation(
+            maxBytes: try size(.logMaxSize, minimum: LogSink.Rotation.smallestMaxBytes),
+            keep: try integer(.logKeep, 1...100, ""))
         logLevel = try choice(.logLevel, Logger.Level.self, Logger.Level.allCases.map(\.rawValue))
         logFormat = try choice(.logFormat, LogFormat.self, LogFormat.allCases.map(\.rawValue))
         quiet = try boolean(.quiet)
@@ -121,6 +133,18 @@ struct RunSettings {
             self.caCert = caCert
         } else {
             self.caCert = nil
+        }
+    }
+
+    /// The log file's path (nil: the default, DIR/.emojiart-sync/sync.log) and whether there is one: `none` and
+    /// `off` turn it off; `-` is refused, since standard error gets the lines already unless `--quiet`.
+    private static func logFile(_ given: (value: String?, source: String)) throws(SettingsError) -> (String?, Bool) {
+        switch given.value {
+        case nil, "": return (nil, true)
+        case "none", "off": return (nil, false)
+        case "-":
+            throw SettingsError("--log-file: \"-\" is not a file; log lines go to standard error unless --quiet, and --log-file none writes no file (\(given.source))")
+        case let path?: return (path, true)
         }
     }
 
@@ -154,6 +178,8 @@ struct RunSettings {
         configuration.verification = verify
         configuration.retries = retries
         configuration.logFile = logFile
+        configuration.writesLogFile = writesLogFile
+        configuration.logRotation = logRotation
         configuration.logLevel = logLevel
         configuration.logFormat = logFormat
         configuration.logToStandardError = !quiet && progressLine == nil

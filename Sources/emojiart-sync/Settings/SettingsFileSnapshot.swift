@@ -4,7 +4,8 @@ import FoundationEssentials
 
 /// The config file (`$XDG_CONFIG_HOME/emojiart-sync/config`) as a swift-configuration file snapshot, read
 /// through its `FileProvider`: `key = value` lines, keys being the long options without `--` (`interval = 30`),
-/// blank lines and `#` comments ignored, a value optionally in double quotes. swift-configuration has no such
+/// blank lines and `#` comments ignored (a whole line, or after a value: `concurrency = 8 # comment`), a value
+/// optionally in double quotes. swift-configuration has no such
 /// format (its `.env` reader matches only upper-case variable names), so the line splitting is here; the
 /// layering, lookups and provenance are the library's. An unknown key or a line without `=` is an error with
 /// its line number: a typo must not be silently ignored by a daemon.
@@ -34,9 +35,11 @@ struct SettingsFileSnapshot: FileConfigSnapshot {
                 throw LineError(line: index + 1, problem: "expected key = value, found \"\(line)\"")
             }
             let key = String(PlainText.trimmed(line[..<equals]))
-            var value = String(PlainText.trimmed(line[line.index(after: equals)...]))
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
-                value = String(value.dropFirst().dropLast())
+            let value: String
+            do {
+                value = try Self.value(line[line.index(after: equals)...])
+            } catch {
+                throw LineError(line: index + 1, problem: error.problem)
             }
             guard RunSetting(rawValue: key) != nil else {
                 let known = RunSetting.allCases.map(\.rawValue).joined(separator: ", ")
@@ -45,6 +48,32 @@ struct SettingsFileSnapshot: FileConfigSnapshot {
             values[key] = value
         }
         self.values = values
+    }
+
+    /// The value after `=`: in double quotes (kept as written, `#` included), or bare up to a `#` that starts a
+    /// comment (one at the start or after a space: `concurrency = 8 # more for the LAN`, while `dir = ~/a#b`
+    /// keeps its `#`). A quote opened and not closed, or text after the closing quote, is an error.
+    static func value(_ text: Substring) throws(LineError) -> String {
+        let text = PlainText.trimmed(text)
+        if text.hasPrefix("\"") {
+            let rest = text.dropFirst()
+            guard let close = rest.firstIndex(of: "\"") else {
+                throw LineError(line: 0, problem: "a value opens a double quote and does not close it")
+            }
+            let after = PlainText.trimmed(rest[rest.index(after: close)...])
+            guard after.isEmpty || after.hasPrefix("#") else {
+                throw LineError(line: 0, problem: "text after the closing quote: \(after)")
+            }
+            return String(rest[..<close])
+        }
+        var previous: Character = " "
+        for index in text.indices {
+            if text[index] == "#", previous == " " || previous == "\t" {
+                return String(PlainText.trimmed(text[..<index]))
+            }
+            previous = text[index]
+        }
+        return String(text)
     }
 
     func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {

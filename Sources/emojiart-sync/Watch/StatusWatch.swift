@@ -121,7 +121,8 @@ struct StatusWatch {
 
     /// The last noteworthy lines of the agent's log.
     private func recentEvents(_ status: AgentStatus?) -> [LogRecord] {
-        let path = status?.logFile ?? directory.logPath
+        // An agent that writes no log file (`--log-file none`) has none to show.
+        guard let path = status.map(\.logFile) ?? directory.logPath else { return [] }
         return Array(LogTail.lastLines(of: path).compactMap(LogRecord.parse).filter(\.isNoteworthy).suffix(Self.eventsKept))
     }
 

@@ -30,6 +30,29 @@ struct AssetStateTests {
         #expect(gallery.errorNumbers.contains { lastError.contains("/gallery/image?\($0)") })
     }
 
+    /// Before: a memory purge (`purge memory`, `m` in `status --watch`) forgot the failures with the cache, so the
+    /// failing assets showed as missing, still after the next poll: an alert on failing > 0 cleared with nothing fixed.
+    @Test func aMemoryPurgeChangesNoAssetsState() async throws {
+        let gallery = try await GalleryFixture(count: 12, imageSize: .small)  // item 10 answers with a JSON error
+        let dir = TemporaryDirectory("purge-states")
+        let agent = try await gallery.startAgent(dir: dir)
+        let base = AgentStatus(pid: 0, startedAt: Date(), directory: dir.path, server: gallery.baseURL)
+        func states() async -> AgentStatus.Assets { await agent.keeper.status(base: base).assets }
+        var expected = AgentStatus.Assets()
+        (expected.total, expected.ok, expected.failing) = (12, gallery.validNumbers.count, 1)
+        #expect(await eventually { await states() == expected })
+
+        _ = await agent.keeper.purgeMemory()
+        #expect(await states() == expected, "right after the purge")
+        func polls() -> Int { logLines(dir.path).filter { $0.contains("event=poll") }.count }
+        let before = polls()
+        await agent.keeper.pollNow(fullPass: true)  // every entry accessed again: disk hits, the failure on record
+        #expect(await eventually { polls() > before })
+        #expect(await states() == expected, "after the next poll")
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
     @Test func aFailingAssetIsLoggedOncePerPassHoweverOftenTheFeedListsIt() async throws {
         let gallery = try await GalleryFixture()  // every item listed three times
         let dir = TemporaryDirectory("one-line")

@@ -46,7 +46,7 @@ struct OnceSignalTests {
         #expect((1...9).allSatisfy { gallery.isMirrored($0, in: dir) })
         let lines = logLines(dir.path)
         let purged = lines.firstIndex { $0.contains("event=purge") && $0.contains("scope=memory") }
-        let summary = lines.firstIndex { $0.contains("event=summary") }
+        let summary = lines.firstIndex { $0.contains("event=pass") }
         #expect(purged != nil && summary != nil && purged! < summary!, "the purge is logged during the run")
         await gallery.stop()
     }

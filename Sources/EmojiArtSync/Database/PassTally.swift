@@ -1,0 +1,51 @@
+import Logging
+
+/// What one pass over the feed did, for its one `event=pass` summary line, and which keys it has logged.
+///
+/// The feed lists every item three times (the book's gallery does), so a pass of 100,000 assets makes 300,000
+/// accesses: one `hit=` line per key and pass keeps the man page's promise (every asset accessed has its line,
+/// with `key=`) at a third of the bytes, and the accesses not written are counted here and said in the summary
+/// (`repeats=`). Likewise a key's failure is written once per pass, and one on record (`remembered=true`) or the
+/// same failure again, once written, goes to debug at later passes and retries and is counted (`remembered=`).
+struct PassTally: Sendable {
+    let started = ContinuousClock.now
+    /// Bytes of asset bodies received when the pass began (`fetched=` is what it received).
+    let bytesAtStart: Int
+    /// Accesses by the layer that served them, written or not.
+    var hits: [Hit: Int] = [:]
+    /// Memory hits of keys whose line the pass had already written: counted, not written.
+    var repeats = 0
+    /// Keys whose `hit=` line the pass wrote.
+    var logged: Set<AssetKey> = []
+    /// Keys that failed in the pass, written or not.
+    var failing: Set<AssetKey> = []
+    /// Failures not written again (at debug only): one on record, or the same failure again, whose line the key
+    /// had already had.
+    var remembered = 0
+    var repairs = 0
+
+    init(bytesAtStart: Int) {
+        self.bytesAtStart = bytesAtStart
+    }
+
+    /// Counts an access served from `hit`; returns whether it gets a line (false: a repeat of a key already logged).
+    mutating func noteAccess(_ key: AssetKey, hit: Hit) -> Bool {
+        hits[hit, default: 0] += 1
+        if logged.insert(key).inserted || hit != .memory { return true }
+        repeats += 1
+        return false
+    }
+
+    /// The fields of `event=pass`: hits by layer, repeats not written, failing keys, failures on record not written
+    /// again, repairs, bytes fetched and the pass's duration.
+    func summary(bytesNow: Int) -> Logger.Metadata {
+        [
+            "event": "pass",
+            "memory": .stringConvertible(hits[.memory] ?? 0), "disk": .stringConvertible(hits[.disk] ?? 0),
+            "network": .stringConvertible(hits[.network] ?? 0), "repeats": .stringConvertible(repeats),
+            "failing": .stringConvertible(failing.count), "remembered": .stringConvertible(remembered),
+            "repaired": .stringConvertible(repairs), "fetched": .stringConvertible(bytesNow - bytesAtStart),
+            "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
+        ]
+    }
+}
