@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// The shell completion scripts (`--generate-completion-script bash|zsh|fish`): ArgumentParser's, generated from
 /// `CompletionTree`, with `help <TAB>` offering the subcommands. ArgumentParser gives every command tree a `help`
@@ -75,7 +75,7 @@ enum CompletionScript {
     /// zsh runs an autoloaded completion file as the function `_emojiart-sync`, which defines the helpers and then
     /// completes: a helper defined after that call would be seen only from the second completion on.
     private static func insertingBeforeEntryPoint(_ function: String, into script: String) -> String {
-        guard let entry = script.range(of: "\nif [[ \"${funcstack[1]}\" = _emojiart-sync ]]") else {
+        guard let entry = script.firstRange(of: "\nif [[ \"${funcstack[1]}\" = _emojiart-sync ]]") else {
             return script + "\n" + function
         }
         return script[..<entry.lowerBound] + "\n" + function + script[entry.lowerBound...]
