@@ -74,6 +74,7 @@ extension MirrorKeeper {
         case (nil, nil): status.lastError = nil
         }
         status.lastPurge = lastPurge
+        status.lastMovedAside = database.lastMovedAside
         status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
         return status
     }

@@ -32,13 +32,14 @@ extension ImageDatabase {
             name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
         switch try await committer.commit(GroupCommitter.PendingFile(temporaryPath: staged.temporaryPath, entry: entry)) {
-        case .installed(let isNew):
+        case .installed(let isNew, let movedAside):
             noteRecorded(asset.key, isNew: isNew)
             conflictLedger.clear(path: path)
+            if let movedAside { noteMovedAside(asset.key, name: name, to: movedAside) }
         case .occupiedByForeignFile:
             try await adoptOrRefuse(asset, name: name, path: path, tag: tag, validators: validators)
         case .refused(let refusal):
-            throw conflict(asset.key, path: path, what: refusal, occupant: PathOccupant.at(path))
+            throw conflict(asset.key, path: path, what: refusal, occupant: try storage.status.occupant(at: path))
         }
     }
 

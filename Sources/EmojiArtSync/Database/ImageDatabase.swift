@@ -69,6 +69,8 @@ public final class ImageDatabase {
 
     /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
     public internal(set) var filesRead = 0
+    /// The last file that was not the agent's and was moved aside to let the agent store its asset, for `status`.
+    public internal(set) var lastMovedAside: AgentStatus.MovedAside?
     /// Conflicts already logged: each path is reported once, not once per poll.
     var conflictLedger = ConflictLedger()
     /// Keys whose failure the running pass has logged: one line per failing asset per pass, however often the feed
@@ -77,8 +79,15 @@ public final class ImageDatabase {
     /// The most recent failure of an asset (not one on record being refused again), for `status`.
     public internal(set) var lastAssetFailure: (message: String, at: Date)?
 
-    public nonisolated init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
-        self.storage = DiskStorage(directory: directory)
+    public nonisolated convenience init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
+        self.init(directory: directory, loader: loader, fetcher: fetcher, logger: logger, storageTestHooks: nil)
+    }
+
+    /// `storageTestHooks`: what a test makes happen inside this agent's file decisions (nil outside tests).
+    nonisolated init(
+        directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger, storageTestHooks: StorageTestHooks?
+    ) {
+        self.storage = DiskStorage(directory: directory, hooks: storageTestHooks)
         self.loader = loader
         self.fetcher = fetcher
         self.logger = logger
@@ -391,7 +400,7 @@ public final class ImageDatabase {
     /// Makes everything recorded so far durable against a power cut: the directory's entries (renames,
     /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
     public func makeDurable() async throws {
-        await storage.syncDirectory()
+        try await storage.syncDirectory()
         try index.checkpoint()
     }
 }
@@ -403,3 +412,4 @@ public struct BatchAnswer: Sendable {
     public var refused: [(key: AssetKey, failure: String)] = []
     public var misses: [AssetKey] = []
 }
+

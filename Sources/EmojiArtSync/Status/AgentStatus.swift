@@ -46,6 +46,21 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         public var refused: String? = nil
     }
 
+    /// A file that was not the agent's, found at an asset path and kept under a conflict name beside it, so the
+    /// agent could store its asset (`NAME.conflict-YYYYMMDD-HHMMSS.png`).
+    public struct MovedAside: Codable, Sendable, Equatable {
+        /// The asset's file name, and the name the file that was there got (both in DIR).
+        public var file: String
+        public var movedTo: String
+        public var at: Date
+
+        public init(file: String, movedTo: String, at: Date) {
+            self.file = file
+            self.movedTo = movedTo
+            self.at = at
+        }
+    }
+
     public var pid: Int32
     public var startedAt: Date
     public var updatedAt: Date
@@ -67,6 +82,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var lastPoll: Poll?
     public var lastError: String?
     public var lastPurge: Purge?
+    /// The last file moved aside (nil: none since the agent started).
+    public var lastMovedAside: MovedAside?
     /// When the agent polls the feed next, as it planned it when this status was written.
     public var nextPoll: Date?
     /// The agent's log file (`status --watch` shows its last events from it).
@@ -148,6 +165,9 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         rows.append(("last error", lastError ?? "none"))
         if let lastPurge {
             rows.append(("last purge", "\(lastPurge.scope), \(lastPurge.entries) entries, \(ByteCount.format(lastPurge.bytes)), \(Self.ago(lastPurge.at, now: now))"))
+        }
+        if let lastMovedAside {
+            rows.append(("moved aside", "\(lastMovedAside.file) was not the agent's: kept as \(lastMovedAside.movedTo), \(Self.ago(lastMovedAside.at, now: now))"))
         }
         rows.append(("updated", Self.ago(updatedAt, now: now)))
         let width = rows.map(\.0.count).max() ?? 0

@@ -19,14 +19,15 @@ public final class DiskStorage {
     public nonisolated static let maximumFileSize = 64 * 1024 * 1024
 
     public let directory: SyncDirectory
+    /// `lstat` as the agent's decisions see it (an error is an error, never "absent" or "someone else's").
+    nonisolated let status: PathStatus
+    /// Replaces and removes files at asset paths, only ever the agent's own.
+    let ownership: OwnershipGuard
 
-    public nonisolated init(directory: SyncDirectory) {
+    nonisolated init(directory: SyncDirectory, hooks: StorageTestHooks? = nil) {
         self.directory = directory
-    }
-
-    /// What is at the asset path `name` (never following a symbolic link).
-    public func state(of name: String) -> FileState {
-        FileState.of(directory.path(ofAsset: name))
+        self.status = PathStatus(hooks: hooks)
+        self.ownership = OwnershipGuard(directory: directory, status: status, hooks: hooks)
     }
 
     /// Reads a regular file without following a symbolic link at its path. Anything else is refused before it
@@ -125,27 +126,20 @@ public final class DiskStorage {
         throw SyncError.system(replacing ? "rename" : "renameat2", path: target, errno: code, hint: "cannot move the asset into place")
     }
 
-    /// Removes the asset file `name` if it is a regular file. Returns whether a file was removed.
-    @discardableResult
-    public func remove(_ name: String) throws(SyncError) -> Bool {
-        let path = directory.path(ofAsset: name)
-        guard case .regular = FileState.of(path) else { return false }
-        if unlink(path) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw SyncError.system("unlink", path: path, errno: errno, hint: "cannot remove the asset")
-    }
-
     /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state
-    /// directory to disk, on the blocking-I/O pool.
-    public nonisolated func syncDirectory(includingStateDirectory: Bool = true) async {
+    /// directory to disk, on the blocking-I/O pool. Throws when a directory cannot be opened or flushed: then
+    /// nothing may be reported durable.
+    public nonisolated func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
         let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
-        await BlockingIO.run {
+        let failure: SyncError? = await BlockingIO.run {
             for path in paths {
                 let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                guard fd >= 0 else { continue }
-                fsync(fd)
-                close(fd)
+                guard fd >= 0 else { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the directory to disk") }
+                defer { close(fd) }
+                if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the directory to disk") }
             }
+            return nil
         }
+        if let failure { throw failure }
     }
 }
