@@ -288,9 +288,11 @@ public final class ImageDatabase {
     }
 
     /// The asset `entry` records, when its file is the one the agent last wrote or verified: one `lstat` decides
-    /// (device, inode, size, mtime, ctime of a regular file, as recorded). Nil otherwise.
+    /// (device, inode, size, mtime, ctime of a regular file, as recorded). Nil otherwise (a failed `lstat`
+    /// included: the access then goes the long way, where the error is an error).
     func trusted(_ entry: IndexEntry, of key: AssetKey) -> Asset? {
-        guard let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
+        guard let fingerprint = entry.fingerprint,
+            (try? storage.status.fingerprint(of: directory.path(ofAsset: entry.name))) == fingerprint
         else { return nil }
         return Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
     }
