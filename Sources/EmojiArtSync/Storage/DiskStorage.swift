@@ -23,11 +23,15 @@ public final class DiskStorage {
     nonisolated let status: PathStatus
     /// Replaces and removes files at asset paths, only ever the agent's own.
     let ownership: OwnershipGuard
+    /// Holds renames into DIR while DIR is being emptied; the watcher feeds it.
+    nonisolated let gate: RenameGate
 
     nonisolated init(directory: SyncDirectory, hooks: StorageTestHooks? = nil) {
         self.directory = directory
         self.status = PathStatus(hooks: hooks)
-        self.ownership = OwnershipGuard(directory: directory, status: status, hooks: hooks)
+        let gate = RenameGate()
+        self.gate = gate
+        self.ownership = OwnershipGuard(directory: directory, status: status, gate: gate, hooks: hooks)
     }
 
     /// Reads a regular file without following a symbolic link at its path. Anything else is refused before it

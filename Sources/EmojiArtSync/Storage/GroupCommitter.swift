@@ -12,7 +12,7 @@ import Glibc
 /// file that arrives while the previous batch is being committed, then, for the whole batch:
 /// 1. one `syncfs(2)` makes every temporary file's bytes durable (the file system's journal and the disk's cache
 ///    are flushed once, not once per file); a batch of at most `smallBatch` files is flushed file by file instead;
-/// 2. in one turn of the silo, each file is renamed into place (only where the path is still the agent's to write:
+/// 2. once DIR is not being emptied (`RenameGate`), in one turn of the silo, each file is renamed into place (only where the path is still the agent's to write:
 ///    the decision and the rename happen together, with nothing in between), and their index rows are written in
 ///    one SQLite transaction;
 /// 3. one `fsync` of DIR makes the renames durable;
@@ -117,6 +117,12 @@ public final class GroupCommitter {
             return batch.map { _ in .failure(failure) }
         }
         TestFaultSwitch.killIfAsked(at: .afterFlush)
+        // Nothing is renamed into DIR while it is being emptied, nor ever once it is gone (`RenameGate`).
+        if let gone = await storage.gate.waitUntilOpen() {
+            for file in batch { unlink(file.temporaryPath) }
+            let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
+            return batch.map { _ in .failure(error) }
+        }
         // 2. Decide, rename and record, in one turn of the silo: nothing can change a path in between.
         var outcomes: [Result<Outcome, any Error>] = []
         var installed: [(position: Int, identity: FileIdentity, replaced: Bool)] = []

@@ -25,11 +25,14 @@ final class OwnershipGuard {
     let directory: SyncDirectory
     private let status: PathStatus
     private let hooks: StorageTestHooks?
+    /// Told of each name the guard takes out of DIR, so its event is not counted as a person's deletion.
+    private let gate: RenameGate?
     private var taken = 0
 
-    nonisolated init(directory: SyncDirectory, status: PathStatus, hooks: StorageTestHooks?) {
+    nonisolated init(directory: SyncDirectory, status: PathStatus, gate: RenameGate?, hooks: StorageTestHooks?) {
         self.directory = directory
         self.status = status
+        self.gate = gate
         self.hooks = hooks
     }
 
@@ -64,6 +67,7 @@ final class OwnershipGuard {
             unlink(temporary)
             throw SyncError.system("rename", path: staged, errno: code, hint: "cannot move the asset into place")
         }
+        gate?.expectOwnRemoval(of: name)  // the swap moves the old file out of DIR: an event of the agent's own
         if emojiart_rename_exchange(AT_FDCWD, staged, AT_FDCWD, target) == 0 {
             let previous: HeldFile
             do {
@@ -79,6 +83,7 @@ final class OwnershipGuard {
             return .installed(movedAside: try moveAside(staged, from: name))
         }
         let code = errno
+        gate?.cancelOwnRemoval(of: name)
         if code == ENOENT {
             // The path was emptied since it was looked at: the new file goes in only if it is still empty.
             return try install(staged, at: target) ? .installed(movedAside: nil) : .occupied
@@ -139,9 +144,12 @@ final class OwnershipGuard {
     func take(_ name: String) throws(SyncError) -> HeldFile? {
         let source = directory.path(ofAsset: name)
         let held = nextHeldPath(for: name)
+        gate?.expectOwnRemoval(of: name)
         if emojiart_rename_noreplace(AT_FDCWD, source, AT_FDCWD, held) != 0 {
-            if errno == ENOENT { return nil }
-            throw SyncError.system("renameat2", path: source, errno: errno, hint: "cannot take the file to look at it")
+            let code = errno
+            gate?.cancelOwnRemoval(of: name)
+            if code == ENOENT { return nil }
+            throw SyncError.system("renameat2", path: source, errno: code, hint: "cannot take the file to look at it")
         }
         do {
             return HeldFile(path: held, name: name, status: try heldStatus(held))
@@ -210,7 +218,7 @@ final class OwnershipGuard {
     @discardableResult
     static func returnHeldFiles(in directory: SyncDirectory) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.takenDirectory) else { return [] }
-        let keeper = OwnershipGuard(directory: directory, status: PathStatus(hooks: nil), hooks: nil)
+        let keeper = OwnershipGuard(directory: directory, status: PathStatus(hooks: nil), gate: nil, hooks: nil)
         var returned: [String] = []
         for held in names {
             guard let tilde = held.lastIndex(of: "~") else { continue }
