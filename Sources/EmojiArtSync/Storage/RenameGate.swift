@@ -101,6 +101,9 @@ final class RenameGate: Sendable {
         return true
     }
 
+    /// Until when renames wait now (nil: not shut by a deletion so far); for tests.
+    var shutUntil: ContinuousClock.Instant? { state.withLock { $0.shutUntil } }
+
     /// Returns once DIR has been quiet long enough (nil), or at once with why DIR is gone.
     func waitUntilOpen() async -> String? {
         while true {
