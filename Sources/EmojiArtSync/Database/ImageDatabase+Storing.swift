@@ -55,15 +55,16 @@ extension ImageDatabase {
     func adoptOrRefuse(
         _ asset: Asset, name: String, path: String, tag: String?, validators: HTTPValidators
     ) async throws {
-        let before = PathOccupant.at(path)
+        let status = storage.status
+        let before = try status.occupant(at: path)
         if let refusal = before.refusal(owned: false) {
             throw conflict(asset.key, path: path, what: refusal, occupant: before)
         }
-        let fingerprint = FileFingerprint.of(path)
+        let fingerprint = try status.fingerprint(of: path)
         let existing = await Self.digestOfFile(at: path)
         // Reentrancy: the file may have been swapped, linked or changed while it was read.
-        let after = PathOccupant.at(path)
-        guard let fingerprint, existing == asset.sha256, FileFingerprint.of(path) == fingerprint,
+        let after = try status.occupant(at: path)
+        guard let fingerprint, existing == asset.sha256, try status.fingerprint(of: path) == fingerprint,
             after.refusal(owned: false) == nil
         else {
             throw conflict(asset.key, path: path, what: "a file the agent did not write", occupant: after)
