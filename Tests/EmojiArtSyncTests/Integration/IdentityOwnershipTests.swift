@@ -161,4 +161,25 @@ struct IdentityOwnershipTests {
         #expect(await agent.stop() == .success)
         await gallery.stop()
     }
+
+    /// A crash while a file is held in `taken/` (between a removal's taking and its verdict) loses nothing: the
+    /// next start hands it back to DIR, at its name if that is free, beside it otherwise. Never unlinked.
+    @Test func aFileACrashLeftHeldIsHandedBackAtTheNextStart() async throws {
+        let gallery = try await GalleryFixture(count: 3, imageSize: .small)
+        let dir = TemporaryDirectory("held-after-crash")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        try writeBytes(Self.mine, to: directory.takenDirectory + "/gallery_image_9.png~4242-1")
+        try writeBytes(Self.mine, to: directory.takenDirectory + "/gallery_image_2.png~4242-2")
+        try writeBytes(gallery.server.imageBytes(2), to: dir.file("gallery_image_2.png"))
+
+        let agent = try await SyncAgent(configuration: try gallery.configuration(dir: dir.path))
+        agent.shutdown()
+        #expect(readBytes(dir.file("gallery_image_9.png")) == Self.mine)
+        let copies = Self.conflictCopies(of: "gallery_image_2.png", in: dir)
+        #expect(copies.count == 1 && copies.first.map { readBytes(dir.file($0)) } == Self.mine)
+        #expect(readBytes(dir.file("gallery_image_2.png")) == gallery.server.imageBytes(2))
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.takenDirectory)) ?? ["?"]).isEmpty)
+        await gallery.stop()
+    }
 }
