@@ -135,11 +135,13 @@ public final class DiskStorage {
     /// nothing may be reported durable.
     public nonisolated func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
         let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
+        let injected = status.hooks?.directoryFlushError
         let failure: SyncError? = await BlockingIO.run {
             for path in paths {
                 let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 guard fd >= 0 else { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the directory to disk") }
                 defer { close(fd) }
+                if let injected { return SyncError.system("fsync", path: path, errno: injected, hint: "cannot flush the directory to disk") }
                 if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the directory to disk") }
             }
             return nil

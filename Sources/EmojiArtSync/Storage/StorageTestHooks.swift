@@ -7,6 +7,7 @@ import Synchronization
 final class StorageTestHooks: Sendable {
     private let failingStatus = Mutex<[String: Int32]>([:])
     private let beforeTaking = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let directoryFlushFailure = Mutex<Int32?>(nil)
 
     init() {}
 
@@ -19,6 +20,13 @@ final class StorageTestHooks: Sendable {
     func statusFailure(of path: String) -> Int32? {
         failingStatus.withLock { $0[path] }
     }
+
+    /// From now on `fsync` of DIR fails with `errno` (nil: succeeds again), as on a disk that reports an I/O error.
+    func failDirectoryFlush(with errno: Int32?) {
+        directoryFlushFailure.withLock { $0 = errno }
+    }
+
+    var directoryFlushError: Int32? { directoryFlushFailure.withLock { $0 } }
 
     /// Runs `hook` with the asset path each time a removal has decided to remove a file, just before it takes it.
     func setBeforeTaking(_ hook: (@Sendable (String) -> Void)?) {

@@ -182,4 +182,32 @@ struct IdentityOwnershipTests {
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.takenDirectory)) ?? ["?"]).isEmpty)
         await gallery.stop()
     }
+
+    /// A failed `fsync` of DIR is an error: the repair it was to make durable is not reported done (no
+    /// `hit=network` line; the access fails naming the error).
+    @Test func aFailedDirectoryFlushIsAnErrorNotADurableRepair() async throws {
+        let gallery = try await GalleryFixture(count: 3, imageSize: .small)
+        let dir = TemporaryDirectory("fsync-eio")
+        let hooks = StorageTestHooks()
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.storageTestHooks = hooks
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        #expect(try await agent.syncOnce().isComplete)
+        let key = try AssetKey(feedURL: "/gallery/image?1")
+        unlink(dir.file("gallery_image_1.png"))
+        hooks.failDirectoryFlush(with: EIO)
+        await #expect(throws: SyncError.self) { _ = try await agent.database.refetch(key, reason: .missing) }
+        let repairLines = { logLines(dir.path).filter { $0.contains("key=/gallery/image?1") && $0.contains("hit=network") } }
+        #expect(repairLines().count == 1, "only the first sync's line: the failed repair was reported done")
+        #expect(logLines(dir.path).contains { $0.contains("key=/gallery/image?1") && $0.contains("Input/output error") })
+
+        // The file was renamed and recorded, only not flushed: once flushes work, the next look finds it intact
+        // and a flush makes it durable.
+        hooks.failDirectoryFlush(with: nil)
+        _ = try await agent.database.refetch(key, reason: .missing)
+        try await agent.database.makeDurable()
+        #expect(gallery.isMirrored(1, in: dir))
+        await gallery.stop()
+    }
 }
