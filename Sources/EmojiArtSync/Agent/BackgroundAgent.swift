@@ -234,7 +234,13 @@ public final class BackgroundAgent: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await batch in watcher.events {
-                        gate.note(batch)  // first: a deletion holds renames even while the acting task is busy
+                        // Here, as each batch is read, not when the acting task gets to it: a repair waiting at the
+                        // gate must see DIR gone (and the agent stop, naming why) before it could rename anything,
+                        // and a deletion must hold renames even while the acting task is busy.
+                        if let gone = self.vanished(batch, identity: identity) {
+                            self.fail(SyncError(.system, "\(self.directory.root) is gone: \(gone); stopping", path: self.directory.root))
+                        }
+                        gate.note(batch)
                         backlog.add(batch)
                     }
                     backlog.end()
@@ -297,6 +303,10 @@ public final class BackgroundAgent: Sendable {
     }
 
     private func handle(_ batch: [WatchEvent]) async {
+        // Repairs start once deletions in DIR pause (5 ms after a lone one): a repair stages its file in the
+        // state directory, which `rm -rf DIR` may be about to remove (a file created there meanwhile makes `rm`
+        // fail). The agent's own renames never count, so nothing waits behind its own writes.
+        if await agent.database.storage.gate.waitUntilOpen() != nil { return }  // DIR is gone: the act loop stops
         var names: [String] = []
         var rescan = false
         for event in batch {

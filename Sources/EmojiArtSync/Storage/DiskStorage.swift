@@ -113,21 +113,20 @@ public final class DiskStorage {
     /// Outcome of `install`.
     public enum InstallResult: Sendable, Equatable {
         case installed
-        /// Something already sits at the path and `replacing` was false: nothing was changed.
+        /// Something already sits at the path: nothing was changed.
         case occupied
     }
 
-    /// Renames a temporary file to the asset name. With `replacing: false` the rename is `renameat2` with
-    /// `RENAME_NOREPLACE`, so a file that appeared at the path in the meantime (the user's) is never replaced.
-    /// The temporary file is removed whenever it was not installed.
-    public func install(temporaryFile: String, as name: String, replacing: Bool) throws(SyncError) -> InstallResult {
+    /// Renames a temporary file to the asset name with `renameat2(RENAME_NOREPLACE)`, so a file that appeared at
+    /// the path in the meantime (the user's) is never replaced; a file at the path is replaced only through the
+    /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
+    public func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
-        let status = replacing ? rename(temporaryFile, target) : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
-        if status == 0 { return .installed }
+        if emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target) == 0 { return .installed }
         let code = errno
         unlink(temporaryFile)
-        if code == EEXIST && !replacing { return .occupied }
-        throw SyncError.system(replacing ? "rename" : "renameat2", path: target, errno: code, hint: "cannot move the asset into place")
+        if code == EEXIST { return .occupied }
+        throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the asset into place")
     }
 
     /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state

@@ -12,9 +12,9 @@ import Glibc
 /// file that arrives while the previous batch is being committed, then, for the whole batch:
 /// 1. one `syncfs(2)` makes every temporary file's bytes durable (the file system's journal and the disk's cache
 ///    are flushed once, not once per file); a batch of at most `smallBatch` files is flushed file by file instead;
-/// 2. once DIR is not being emptied (`RenameGate`), in one turn of the silo, each file is renamed into place (only where the path is still the agent's to write:
-///    the decision and the rename happen together, with nothing in between), and their index rows are written in
-///    one SQLite transaction;
+/// 2. once DIR is not being emptied (`RenameGate`), in one turn of the silo, each file is renamed into place
+///    (only where the path is still the agent's to write: the decision and the rename happen together, with
+///    nothing in between), and their index rows are written in one SQLite transaction;
 /// 3. one `fsync` of DIR makes the renames durable;
 /// 4. only then is each waiter resumed, and its asset logged and counted.
 ///
@@ -212,28 +212,21 @@ public final class GroupCommitter {
                 throw SyncError(.system, "\(file.temporaryPath) vanished before it was moved into place", path: file.temporaryPath)
             }
             identity = FileIdentity(info)
-            guard let row else {
-                switch try storage.install(temporaryFile: file.temporaryPath, as: name, replacing: false) {
-                case .installed:
-                    TestFaultSwitch.killIfAsked(at: .midRenames)
-                    return (.success(.installed(isNew: true)), identity, false)
-                case .occupied:
-                    let occupant = try status.occupant(at: path)
-                    return (.success(occupant.refusal(owned: false).map(Outcome.refused) ?? .occupiedByForeignFile), nil, false)
-                }
-            }
-            let occupant = try status.occupant(at: path)
-            if let refusal = occupant.refusal(owned: true) {
+            // Not the agent's path, or the agent's with nothing there: only ever onto an empty path.
+            let occupant = try row.map { _ throws(SyncError) in try status.occupant(at: path) }
+            if let refusal = occupant?.refusal(owned: true) {
                 unlink(file.temporaryPath)
                 return (.success(.refused(refusal)), nil, false)
             }
-            guard occupant.kind == .regular else {
-                switch try storage.install(temporaryFile: file.temporaryPath, as: name, replacing: false) {
+            guard let row, occupant?.kind == .regular else {
+                switch try storage.install(temporaryFile: file.temporaryPath, as: name) {
                 case .installed:
                     TestFaultSwitch.killIfAsked(at: .midRenames)
                     return (.success(.installed(isNew: true)), identity, false)
                 case .occupied:
-                    return (.success(.occupiedByForeignFile), nil, false)
+                    // Say what is in the way (it appeared since the look, on the agent's path).
+                    let refusal = row == nil ? try status.occupant(at: path).refusal(owned: false) : nil
+                    return (.success(refusal.map(Outcome.refused) ?? .occupiedByForeignFile), nil, false)
                 }
             }
             switch try storage.ownership.replace(name, with: file.temporaryPath, own: row.identity) {

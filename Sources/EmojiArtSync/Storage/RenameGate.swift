@@ -3,10 +3,11 @@ import Synchronization
 /// Holds the agent's renames into DIR while DIR is being emptied, and shuts for good once DIR or its state
 /// directory is gone: what keeps a repair from putting a file back into a folder `rm -rf` is removing.
 ///
-/// `rm -rf DIR` deletes DIR's entries microseconds apart, then the state directory, then DIR. A repair is
-/// fetched and staged at once, whatever happens in DIR; only its rename waits here (`GroupCommitter`, before
-/// each batch's renames), so every repair, whoever asked for it (the watcher, a rescan, a retry, the scrub),
-/// passes the gate, and a lone deletion costs no wait beyond its fetch.
+/// `rm -rf DIR` deletes DIR's entries microseconds apart, then the state directory, then DIR. Every rename
+/// into DIR waits here (`GroupCommitter`, before each batch's renames), so every repair, whoever asked for it
+/// (the watcher, a rescan, a retry, the scrub), passes the gate; the watcher also waits here before it starts
+/// repairs (a repair stages its file in the state directory, which `rm -rf` is about to remove). A lone
+/// deletion costs `loneQuiet`, and a cold sync's thousands of renames cost nothing.
 ///
 /// Only deletions of DIR's entries (`IN_DELETE`, `IN_MOVED_FROM`) count, never what the agent does itself: its
 /// renames into DIR are arrivals, not deletions, and the names the `OwnershipGuard` takes out of DIR are
