@@ -29,7 +29,7 @@ public final class DiskStorage {
     nonisolated init(directory: SyncDirectory, hooks: StorageTestHooks? = nil) {
         self.directory = directory
         self.status = PathStatus(hooks: hooks)
-        let gate = RenameGate()
+        let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
         self.gate = gate
         self.ownership = OwnershipGuard(directory: directory, status: status, gate: gate, hooks: hooks)
     }

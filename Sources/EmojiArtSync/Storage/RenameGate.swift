@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Holds the agent's renames into DIR while DIR is being emptied, and shuts for good once DIR or its state
 /// directory is gone: what keeps a repair from putting a file back into a folder `rm -rf` is removing.
 ///
@@ -37,8 +41,13 @@ final class RenameGate: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Files of the state directory the agent never deletes (its lock, its index): one missing means `rm -rf`
+    /// is inside the state directory, where the watcher on DIR sees nothing.
+    private let stateProbes: [String]
 
-    init() {}
+    init(stateProbes: [String] = []) {
+        self.stateProbes = stateProbes
+    }
 
     /// A watcher feeds the gate from now on (the agent's own removals are announced only then).
     func startWatching() {
@@ -108,10 +117,17 @@ final class RenameGate: Sendable {
     /// Returns once DIR has been quiet long enough (nil), or at once with why DIR is gone.
     func waitUntilOpen() async -> String? {
         while true {
-            let (gone, until) = state.withLock { ($0.gone, $0.shutUntil) }
+            let (gone, until, watching) = state.withLock { ($0.gone, $0.shutUntil, $0.watching) }
             if let gone { return gone }
-            guard let until, until > .now else { return nil }
-            try? await Task.sleep(until: until, clock: .continuous)
+            if let until, until > .now {
+                try? await Task.sleep(until: until, clock: .continuous)
+                continue
+            }
+            if watching, let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
+                shutForGood("\(missing) was deleted")
+                continue
+            }
+            return nil
         }
     }
 }
