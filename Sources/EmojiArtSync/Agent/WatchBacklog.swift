@@ -4,9 +4,9 @@ import Synchronization
 /// acting task takes everything that arrived meanwhile at once, so a burst (2,000 files deleted) costs a few
 /// rounds of checks, not one per event.
 ///
-/// Events are not held back: a repair is fetched and staged at once, and only its rename waits while DIR is
-/// being emptied (`RenameGate`, which the reading task feeds directly). Events that say the folder or its state
-/// directory is gone reach the acting task in the same way, which stops the agent.
+/// Events are not held here: the acting task waits at the `RenameGate` (which the reading task feeds directly,
+/// counting only deletions) before it starts repairs, and every rename into DIR waits there again. Events that
+/// say the folder or its state directory is gone stop the agent as soon as they are read.
 final class WatchBacklog: Sendable {
     /// What ``take()`` gives.
     enum Taken {
