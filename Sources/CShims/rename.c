@@ -12,6 +12,9 @@
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
 #endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
 
 static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
 static int fault_renameat2_einval = 0;
@@ -36,4 +39,13 @@ int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, cons
     if (linkat(olddirfd, from, newdirfd, to, 0) != 0) return -1;
     unlinkat(olddirfd, from, 0);
     return 0;
+}
+
+int emojiart_rename_exchange(int olddirfd, const char *from, int newdirfd, const char *to) {
+    pthread_once(&fault_once, read_fault_switch);
+    if (fault_renameat2_einval) {
+        errno = EINVAL;
+        return -1;
+    }
+    return (int)syscall(SYS_renameat2, olddirfd, from, newdirfd, to, RENAME_EXCHANGE);
 }

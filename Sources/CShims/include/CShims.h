@@ -10,6 +10,11 @@
 /// containing `renameat2-einval` (read once per process) makes every renameat2 fail with EINVAL.
 int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, const char *to);
 
+/// renameat2(2) with RENAME_EXCHANGE: swaps `from` and `to` atomically (both must exist). Returns 0, or -1 with
+/// errno set (ENOENT when either is gone; EINVAL or ENOSYS where the file system or kernel cannot exchange, and
+/// always EINVAL under the `renameat2-einval` test fault: the caller then takes the old file away first).
+int emojiart_rename_exchange(int olddirfd, const char *from, int newdirfd, const char *to);
+
 // MARK: - Group commit (sync.c)
 
 /// syncfs(2) on the file system holding `fd`: every dirty page and inode of that file system reaches the disk,

@@ -59,6 +59,9 @@ public struct AgentConfiguration: Sendable {
     /// How often to rescan when inotify cannot be used (watch or instance limit reached).
     public var fallbackRescanInterval: Duration = .seconds(30)
 
+    /// What a test makes happen inside this agent's file decisions; nil outside tests.
+    var storageTestHooks: StorageTestHooks?
+
     public init(directory: SyncDirectory) {
         self.directory = directory
     }

@@ -140,6 +140,7 @@ public final class BackgroundAgent: Sendable {
     public var failure: SyncError? { fatal.withLock { $0 } }
 
     private func fail(_ error: SyncError) {
+        agent.database.storage.gate.shutForGood(error.message)  // nothing is renamed into DIR any more
         fatal.withLock { $0 = $0 ?? error }
         logger.critical("stopping", metadata: ["event": "fatal", "error": .string(error.message)])
         stop()
@@ -208,8 +209,8 @@ public final class BackgroundAgent: Sendable {
         }
     }
 
-    /// Watches DIR and hands what happens in it to the keeper once DIR has been quiet for a moment
-    /// (``WatchBacklog``). When DIR or its state directory is gone (deleted, moved away, replaced), the agent
+    /// Watches DIR and hands what happens in it to the keeper at once (``WatchBacklog``), and its deletions to
+    /// the ``RenameGate`` that holds repairs' renames while DIR is being emptied. When DIR or its state directory is gone (deleted, moved away, replaced), the agent
     /// stops with exit status 1 naming the folder, before repairing anything into it: a folder being removed
     /// is the user's decision, and under systemd `Restart=on-failure` with the unit's `ExecStartPre=` mkdir
     /// brings the agent back on a fresh one. When inotify cannot be used at all, falls back to periodic
@@ -228,10 +229,21 @@ public final class BackgroundAgent: Sendable {
         }
         watching.withLock { $0 = "inotify" }
         let backlog = WatchBacklog()
+        let gate = agent.database.storage.gate
+        gate.startWatching()
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await batch in watcher.events { backlog.add(batch) }
+                    for await batch in watcher.events {
+                        // Here, as each batch is read, not when the acting task gets to it: a repair waiting at the
+                        // gate must see DIR gone (and the agent stop, naming why) before it could rename anything,
+                        // and a deletion must hold renames even while the acting task is busy.
+                        if let gone = self.vanished(batch, identity: identity) {
+                            self.fail(SyncError(.system, "\(self.directory.root) is gone: \(gone); stopping", path: self.directory.root))
+                        }
+                        gate.note(batch)
+                        backlog.add(batch)
+                    }
                     backlog.end()
                 }
                 await act(on: backlog, identity: identity)
@@ -252,8 +264,8 @@ public final class BackgroundAgent: Sendable {
     private func act(on backlog: WatchBacklog, identity: DirectoryIdentity?) async {
         while !Task.isCancelled {
             switch backlog.take() {
-            case .wait(let until):
-                await backlog.alarm.sleep(until: until)
+            case .wait:
+                await backlog.alarm.sleep(until: nil)
             case .events(let batch, let ended):
                 if let gone = vanished(batch, identity: identity) {
                     fail(SyncError(.system, "\(directory.root) is gone: \(gone); stopping", path: directory.root))
@@ -292,6 +304,10 @@ public final class BackgroundAgent: Sendable {
     }
 
     private func handle(_ batch: [WatchEvent]) async {
+        // Repairs start once deletions in DIR pause (5 ms after a lone one): a repair stages its file in the
+        // state directory, which `rm -rf DIR` may be about to remove (a file created there meanwhile makes `rm`
+        // fail). The agent's own renames never count, so nothing waits behind its own writes.
+        if await agent.database.storage.gate.waitUntilOpen() != nil { return }  // DIR is gone: the act loop stops
         var names: [String] = []
         var rescan = false
         for event in batch {

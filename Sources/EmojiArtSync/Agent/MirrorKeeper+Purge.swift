@@ -76,6 +76,7 @@ extension MirrorKeeper {
         }
         status.lastPurge = lastPurge
         status.lastScrub = lastScrub
+        status.lastMovedAside = database.lastMovedAside
         status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
         return status
     }

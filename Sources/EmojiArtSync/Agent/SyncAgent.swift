@@ -28,6 +28,7 @@ public final class SyncAgent: Sendable {
         try configuration.directory.prepare()
         self.lock = try DirectoryLock.acquire(path: configuration.directory.lockPath)
         configuration.directory.removeStaleTemporaryFiles()
+        let returned = await OwnershipGuard.returnHeldFiles(in: configuration.directory)
         let sink = try LogSink(
             path: configuration.effectiveLogFile, alsoStandardError: configuration.logToStandardError,
             rotation: configuration.logRotation, format: configuration.logFormat)
@@ -55,11 +56,15 @@ public final class SyncAgent: Sendable {
             metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off)
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
         self.database = ImageDatabase(
-            directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)
+            directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger,
+            storageTestHooks: configuration.storageTestHooks)
         self.engine = SyncEngine(
             database: database, fetcher: fetcher, accessWindow: configuration.accessWindow,
             maxDeletePercent: configuration.maxDeletePercent, logger: logger,
             onProgress: configuration.onProgress)
+        for name in returned {
+            logger.warning("file held by a run that crashed handed back", metadata: ["event": "conflict", "file": .string(name)])
+        }
         try await database.setUp()
     }
 

@@ -32,13 +32,14 @@ extension ImageDatabase {
             name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
         switch try await committer.commit(GroupCommitter.PendingFile(temporaryPath: staged.temporaryPath, entry: entry)) {
-        case .installed(let isNew):
+        case .installed(let isNew, let movedAside):
             noteRecorded(asset.key, isNew: isNew)
             conflictLedger.clear(path: path)
+            if let movedAside { noteMovedAside(asset.key, name: name, to: movedAside) }
         case .occupiedByForeignFile:
             try await adoptOrRefuse(asset, name: name, path: path, tag: tag, validators: validators)
         case .refused(let refusal):
-            throw conflict(asset.key, path: path, what: refusal, occupant: PathOccupant.at(path))
+            throw conflict(asset.key, path: path, what: refusal, occupant: try storage.status.occupant(at: path))
         }
     }
 
@@ -54,15 +55,16 @@ extension ImageDatabase {
     func adoptOrRefuse(
         _ asset: Asset, name: String, path: String, tag: String?, validators: HTTPValidators
     ) async throws {
-        let before = PathOccupant.at(path)
+        let status = storage.status
+        let before = try status.occupant(at: path)
         if let refusal = before.refusal(owned: false) {
             throw conflict(asset.key, path: path, what: refusal, occupant: before)
         }
-        let fingerprint = FileFingerprint.of(path)
+        let fingerprint = try status.fingerprint(of: path)
         let existing = await Self.digestOfFile(at: path)
         // Reentrancy: the file may have been swapped, linked or changed while it was read.
-        let after = PathOccupant.at(path)
-        guard let fingerprint, existing == asset.sha256, FileFingerprint.of(path) == fingerprint,
+        let after = try status.occupant(at: path)
+        guard let fingerprint, existing == asset.sha256, try status.fingerprint(of: path) == fingerprint,
             after.refusal(owned: false) == nil
         else {
             throw conflict(asset.key, path: path, what: "a file the agent did not write", occupant: after)

@@ -55,21 +55,23 @@ extension ImageDatabase {
     }
 
     /// Looks at the file of `entry`: one `lstat` when its fingerprint is the recorded one, a read, hash and
-    /// structure check off the actor otherwise.
+    /// structure check off the actor otherwise. A regular file that is not the one the agent wrote (another
+    /// identity) is damaged unless it holds exactly the agent's bytes and has one name, in which case it is
+    /// adopted (its identity recorded): the repair of a damaged one moves it aside (`OwnershipGuard`). Throws
+    /// when the index cannot be read, or when the file cannot be looked at (`EACCES`, `EIO`): nothing is decided
+    /// from a failed look, and the row stays.
     func check(_ entry: IndexEntry) async throws(SyncError) -> FileVerdict {
         let name = entry.name
         let path = directory.path(ofAsset: name)
-        switch FileState.of(path) {
-        case .absent: return .damaged(.missing)
-        case .symbolicLink, .other:
+        let status = storage.status
+        guard let info = try status.status(of: path) else { return .damaged(.missing) }
+        guard let fingerprint = FileFingerprint(regular: info) else {
             // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
             try releaseTakenPath(name)
             return .changedMeanwhile
-        case .regular(let size) where size != entry.size: return .damaged(.corrupt)
-        case .regular: break
         }
-        let fingerprint = FileFingerprint.of(path)
-        if let fingerprint, fingerprint == entry.fingerprint { return .trusted }
+        if fingerprint == entry.fingerprint { return .trusted }
+        if Int(fingerprint.size) != entry.size { return .damaged(.corrupt) }
         guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else { return .damaged(.corrupt) }
         let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
         filesRead += 1
@@ -78,38 +80,55 @@ extension ImageDatabase {
             return .changedMeanwhile
         }
         switch verdict {
-        case .success(let asset):
-            // Only a file that did not change while it was read earns the fingerprint.
-            if let fingerprint, FileFingerprint.of(path) == fingerprint {
+        case .good(let asset):
+            let ours = fingerprint.identity == now.identity
+            // Only a file that did not change while it was read earns the fingerprint; another file with the
+            // agent's bytes is adopted only if it has no other name (a hard link to someone's file is theirs).
+            guard let after = try status.status(of: path), FileFingerprint(regular: after) == fingerprint,
+                ours || after.st_nlink <= 1
+            else {
+                return ours ? .verified(asset) : .damaged(.corrupt)
+            }
+            if ours {
                 try index.setFingerprint(fingerprint, named: name)
+            } else {
+                try index.adopt(fingerprint, named: name)
             }
             return .verified(asset)
-        case .failure(let reason):
+        case .damaged(let reason):
             if now.fingerprint != nil { try index.setFingerprint(nil, named: name) }
             return .damaged(reason)
+        case .unreadable(let error):
+            throw error
         }
     }
 
+    /// What reading a file found.
+    private enum ReadVerdict: Sendable {
+        case good(Asset)
+        case damaged(DamageReason)
+        /// The file could not be read (`EACCES`, `EIO`): nothing can be said of its bytes.
+        case unreadable(SyncError)
+    }
+
     /// Reads a file and checks it against the recorded digest and as a PNG, on the blocking-I/O pool.
-    private nonisolated static func verifyFile(
-        at path: String, key: AssetKey, expectedDigest: String
-    ) async -> Result<Asset, DamageReason> {
+    private nonisolated static func verifyFile(at path: String, key: AssetKey, expectedDigest: String) async -> ReadVerdict {
         await BlockingIO.run { verifyFileNow(at: path, key: key, expectedDigest: expectedDigest) }
     }
 
-    private nonisolated static func verifyFileNow(
-        at path: String, key: AssetKey, expectedDigest: String
-    ) -> Result<Asset, DamageReason> {
+    private nonisolated static func verifyFileNow(at path: String, key: AssetKey, expectedDigest: String) -> ReadVerdict {
         let bytes: [UInt8]
         do {
             bytes = try DiskStorage.readFile(at: path)
         } catch {
-            return .failure(error.errnoValue == ENOENT ? .missing : .corrupt)
+            if error.errnoValue == ENOENT { return .damaged(.missing) }
+            // Not a regular file any more, or larger than any image: damaged. A failed system call: unknown.
+            return error.code == .system ? .unreadable(error) : .damaged(.corrupt)
         }
         let digest = Asset.digest(bytes)
         guard digest == expectedDigest, let info = try? PNGValidator.validate(bytes, level: .structure) else {
-            return .failure(.corrupt)
+            return .damaged(.corrupt)
         }
-        return .success(Asset(key: key, bytes: bytes, sha256: digest, width: info.width, height: info.height))
+        return .good(Asset(key: key, bytes: bytes, sha256: digest, width: info.width, height: info.height))
     }
 }

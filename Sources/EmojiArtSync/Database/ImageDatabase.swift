@@ -69,6 +69,8 @@ public final class ImageDatabase {
 
     /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
     public internal(set) var filesRead = 0
+    /// The last file that was not the agent's and was moved aside to let the agent store its asset, for `status`.
+    public internal(set) var lastMovedAside: AgentStatus.MovedAside?
     /// Conflicts already logged: each path is reported once, not once per poll.
     var conflictLedger = ConflictLedger()
     /// The running pass's counts and the keys it has logged: one line per asset per pass, however often the feed
@@ -81,8 +83,15 @@ public final class ImageDatabase {
     /// The most recent failure of an asset (not one on record being refused again), for `status`.
     public internal(set) var lastAssetFailure: (message: String, at: Date)?
 
-    public nonisolated init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
-        self.storage = DiskStorage(directory: directory)
+    public nonisolated convenience init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
+        self.init(directory: directory, loader: loader, fetcher: fetcher, logger: logger, storageTestHooks: nil)
+    }
+
+    /// `storageTestHooks`: what a test makes happen inside this agent's file decisions (nil outside tests).
+    nonisolated init(
+        directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger, storageTestHooks: StorageTestHooks?
+    ) {
+        self.storage = DiskStorage(directory: directory, hooks: storageTestHooks)
         self.loader = loader
         self.fetcher = fetcher
         self.logger = logger
@@ -283,9 +292,11 @@ public final class ImageDatabase {
     }
 
     /// The asset `entry` records, when its file is the one the agent last wrote or verified: one `lstat` decides
-    /// (device, inode, size, mtime, ctime of a regular file, as recorded). Nil otherwise.
+    /// (device, inode, size, mtime, ctime of a regular file, as recorded). Nil otherwise (a failed `lstat`
+    /// included: the access then goes the long way, where the error is an error).
     func trusted(_ entry: IndexEntry, of key: AssetKey) -> Asset? {
-        guard let fingerprint = entry.fingerprint, FileFingerprint.of(directory.path(ofAsset: entry.name)) == fingerprint
+        guard let fingerprint = entry.fingerprint,
+            (try? storage.status.fingerprint(of: directory.path(ofAsset: entry.name))) == fingerprint
         else { return nil }
         return Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
     }
@@ -403,7 +414,7 @@ public final class ImageDatabase {
     /// Makes everything recorded so far durable against a power cut: the directory's entries (renames,
     /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
     public func makeDurable() async throws {
-        await storage.syncDirectory()
+        try await storage.syncDirectory()
         try index.checkpoint()
     }
 }
@@ -415,3 +426,4 @@ public struct BatchAnswer: Sendable {
     public var refused: [(key: AssetKey, failure: String)] = []
     public var misses: [AssetKey] = []
 }
+

@@ -30,12 +30,14 @@ import Glibc
 /// brings the files back under the agent's care); a `manifest.json` from earlier versions is imported once.
 @SyncActor
 public final class AssetIndex {
-    public static let schemaVersion: Int64 = 1
+    /// 2: the identity (device, inode) of the file the agent wrote, beside its fingerprint (`migrate`).
+    public static let schemaVersion: Int64 = 2
 
     private let connection: SQLiteConnection
     private let selectByName: SQLiteConnection.Statement
     private let upsert: SQLiteConnection.Statement
     private let updateFingerprint: SQLiteConnection.Statement
+    private let updateOwner: SQLiteConnection.Statement
     private let deleteByName: SQLiteConnection.Statement
     private let selectAll: SQLiteConnection.Statement
     private let selectPage: SQLiteConnection.Statement
@@ -76,7 +78,9 @@ public final class AssetIndex {
                 device INTEGER,
                 inode INTEGER,
                 mtime_ns INTEGER,
-                ctime_ns INTEGER
+                ctime_ns INTEGER,
+                owner_device INTEGER,
+                owner_inode INTEGER
             ) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS unusable_answers(
                 key TEXT PRIMARY KEY NOT NULL,
@@ -87,20 +91,22 @@ public final class AssetIndex {
             PRAGMA user_version=\(Self.schemaVersion);
             """)
         selectByName = try connection.prepare(
-            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns FROM files WHERE name = ?")
+            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode FROM files WHERE name = ?")
         selectAll = try connection.prepare(
-            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns FROM files ORDER BY name")
+            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode FROM files ORDER BY name")
         selectPage = try connection.prepare("SELECT name, size FROM files WHERE name > ? ORDER BY name LIMIT ?")
         selectKeys = try connection.prepare("SELECT key, name, tag FROM files")
         selectFingerprintPage = try connection.prepare(
             "SELECT name, size, device, inode, mtime_ns, ctime_ns FROM files WHERE name > ? ORDER BY name LIMIT ?")
         updateTag = try connection.prepare("UPDATE files SET tag = ? WHERE name = ?")
         upsert = try connection.prepare("""
-            INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         updateFingerprint = try connection.prepare(
             "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ? WHERE name = ?")
+        updateOwner = try connection.prepare(
+            "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ?, owner_device = ?, owner_inode = ? WHERE name = ?")
         deleteByName = try connection.prepare("DELETE FROM files WHERE name = ?")
         selectUnusable = try connection.prepare("SELECT tag, reason, answered_at FROM unusable_answers WHERE key = ?")
         upsertUnusable = try connection.prepare(
@@ -139,11 +145,27 @@ public final class AssetIndex {
         let connection = try SQLiteConnection(path: path)
         let version = try connection.integer("PRAGMA user_version")
         let tables = try connection.integer("SELECT count(*) FROM sqlite_master")
-        guard version == schemaVersion || (version == 0 && tables == 0) else {
+        guard version == schemaVersion || version == 1 || (version == 0 && tables == 0) else {
             throw SyncError(.system, "index \(path) has schema version \(version), not \(schemaVersion)", path: path)
         }
         try quickCheck(connection)
+        if version == 1 { try migrateFromVersion1(connection) }
         return try AssetIndex(connection: connection)
+    }
+
+    /// Version 1 had no owner identity: each row takes the device and inode of its fingerprint, which was the
+    /// file the agent wrote or last verified (a fingerprint forgotten after damage leaves the identity unknown,
+    /// and whatever is at that path is then treated as not the agent's: moved aside, never replaced). One
+    /// transaction: a crash leaves version 1, migrated again at the next start.
+    private static func migrateFromVersion1(_ connection: SQLiteConnection) throws(SyncError) {
+        try connection.transaction(.immediate) { () throws(SyncError) in
+            try connection.execute("""
+                ALTER TABLE files ADD COLUMN owner_device INTEGER;
+                ALTER TABLE files ADD COLUMN owner_inode INTEGER;
+                UPDATE files SET owner_device = device, owner_inode = inode;
+                PRAGMA user_version=\(schemaVersion);
+                """)
+        }
     }
 
     private static func quickCheck(_ connection: SQLiteConnection) throws(SyncError) {
@@ -242,7 +264,9 @@ public final class AssetIndex {
     private static func read(_ row: SQLiteConnection.Statement) -> IndexEntry {
         IndexEntry(
             name: row.text(0), key: row.text(1), size: Int(row.int64(2)), sha256: row.text(3), tag: row.optionalText(4),
-            etag: row.optionalText(5), lastModified: row.optionalText(6), fingerprint: fingerprint(row, size: 2, from: 7))
+            etag: row.optionalText(5), lastModified: row.optionalText(6), fingerprint: fingerprint(row, size: 2, from: 7),
+            identity: row.isNull(11) || row.isNull(12)
+                ? nil : FileIdentity(device: UInt64(bitPattern: row.int64(11)), inode: UInt64(bitPattern: row.int64(12))))
     }
 
     /// The fingerprint in columns `from` (device), +1 (inode), +2 (mtime), +3 (ctime), with the size in `size`.
@@ -283,15 +307,27 @@ public final class AssetIndex {
             .text(entry.name), .text(entry.key), .integer(Int64(entry.size)), .text(entry.sha256), .optional(entry.tag),
             .optional(entry.etag), .optional(entry.lastModified),
             .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
-            .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds)
+            .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds),
+            .optional(entry.identity.map { Int64(bitPattern: $0.device) }), .optional(entry.identity.map { Int64(bitPattern: $0.inode) })
         ).run()
     }
 
-    /// Records the fingerprint a file was last verified with (nil: unknown, so the next check reads it).
+    /// Records the fingerprint a file was last verified with (nil: unknown, so the next check reads it). The
+    /// owner identity stays: a fingerprint is forgotten when the agent's file is damaged, and it is still the agent's.
     public func setFingerprint(_ fingerprint: FileFingerprint?, named name: String) throws(SyncError) {
         try updateFingerprint.bind(
             .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
             .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds), .text(name)
+        ).run()
+    }
+
+    /// Makes the file with `fingerprint` the agent's file `name` (it holds exactly the agent's bytes): its
+    /// identity and fingerprint are recorded.
+    public func adopt(_ fingerprint: FileFingerprint, named name: String) throws(SyncError) {
+        try updateOwner.bind(
+            .integer(Int64(bitPattern: fingerprint.device)), .integer(Int64(bitPattern: fingerprint.inode)),
+            .integer(fingerprint.modifiedNanoseconds), .integer(fingerprint.changedNanoseconds),
+            .integer(Int64(bitPattern: fingerprint.device)), .integer(Int64(bitPattern: fingerprint.inode)), .text(name)
         ).run()
     }
 
@@ -377,10 +413,13 @@ public struct IndexEntry: Sendable, Equatable {
     public var lastModified: String?
     /// `lstat` of the file when the agent last wrote or verified it; nil when unknown.
     public var fingerprint: FileFingerprint?
+    /// The file the agent wrote or adopted (device, inode): only a file with this identity at `name` is the
+    /// agent's. Nil when unknown (a row of a version-1 index whose fingerprint was forgotten, an imported manifest).
+    public var identity: FileIdentity?
 
     public init(
         name: String, key: String, size: Int, sha256: String, tag: String? = nil, etag: String? = nil,
-        lastModified: String? = nil, fingerprint: FileFingerprint? = nil
+        lastModified: String? = nil, fingerprint: FileFingerprint? = nil, identity: FileIdentity? = nil
     ) {
         self.name = name
         self.key = key
@@ -390,6 +429,7 @@ public struct IndexEntry: Sendable, Equatable {
         self.etag = etag
         self.lastModified = lastModified
         self.fingerprint = fingerprint
+        self.identity = identity ?? fingerprint?.identity
     }
 }
 

@@ -72,6 +72,21 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         }
     }
 
+    /// A file that was not the agent's, found at an asset path and kept under a conflict name beside it, so the
+    /// agent could store its asset (`NAME.conflict-YYYYMMDD-HHMMSS.png`).
+    public struct MovedAside: Codable, Sendable, Equatable {
+        /// The asset's file name, and the name the file that was there got (both in DIR).
+        public var file: String
+        public var movedTo: String
+        public var at: Date
+
+        public init(file: String, movedTo: String, at: Date) {
+            self.file = file
+            self.movedTo = movedTo
+            self.at = at
+        }
+    }
+
     public var pid: Int32
     public var startedAt: Date
     public var updatedAt: Date
@@ -94,6 +109,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var lastError: String?
     public var lastPurge: Purge?
     public var lastScrub: Scrub?
+    /// The last file moved aside (nil: none since the agent started).
+    public var lastMovedAside: MovedAside?
     /// When the agent polls the feed next, as it planned it when this status was written.
     public var nextPoll: Date?
     /// The agent's log file (`status --watch` shows its last events from it).
@@ -178,6 +195,9 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         }
         if let lastScrub {
             rows.append(("last scrub", "\(lastScrub.files) files, \(ByteCount.format(lastScrub.bytes)), \(lastScrub.damaged.count) damaged, \(Self.ago(lastScrub.at, now: now))"))
+        }
+        if let lastMovedAside {
+            rows.append(("moved aside", "\(lastMovedAside.file) was not the agent's: kept as \(lastMovedAside.movedTo), \(Self.ago(lastMovedAside.at, now: now))"))
         }
         rows.append(("updated", Self.ago(updatedAt, now: now)))
         let width = rows.map(\.0.count).max() ?? 0

@@ -19,14 +19,19 @@ public final class DiskStorage {
     public nonisolated static let maximumFileSize = 64 * 1024 * 1024
 
     public let directory: SyncDirectory
+    /// `lstat` as the agent's decisions see it (an error is an error, never "absent" or "someone else's").
+    nonisolated let status: PathStatus
+    /// Replaces and removes files at asset paths, only ever the agent's own.
+    let ownership: OwnershipGuard
+    /// Holds renames into DIR while DIR is being emptied; the watcher feeds it.
+    nonisolated let gate: RenameGate
 
-    public nonisolated init(directory: SyncDirectory) {
+    nonisolated init(directory: SyncDirectory, hooks: StorageTestHooks? = nil) {
         self.directory = directory
-    }
-
-    /// What is at the asset path `name` (never following a symbolic link).
-    public func state(of name: String) -> FileState {
-        FileState.of(directory.path(ofAsset: name))
+        self.status = PathStatus(hooks: hooks)
+        let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
+        self.gate = gate
+        self.ownership = OwnershipGuard(directory: directory, status: status, gate: gate, hooks: hooks)
     }
 
     /// Reads a regular file without following a symbolic link at its path. Anything else is refused before it
@@ -108,44 +113,38 @@ public final class DiskStorage {
     /// Outcome of `install`.
     public enum InstallResult: Sendable, Equatable {
         case installed
-        /// Something already sits at the path and `replacing` was false: nothing was changed.
+        /// Something already sits at the path: nothing was changed.
         case occupied
     }
 
-    /// Renames a temporary file to the asset name. With `replacing: false` the rename is `renameat2` with
-    /// `RENAME_NOREPLACE`, so a file that appeared at the path in the meantime (the user's) is never replaced.
-    /// The temporary file is removed whenever it was not installed.
-    public func install(temporaryFile: String, as name: String, replacing: Bool) throws(SyncError) -> InstallResult {
+    /// Renames a temporary file to the asset name with `renameat2(RENAME_NOREPLACE)`, so a file that appeared at
+    /// the path in the meantime (the user's) is never replaced; a file at the path is replaced only through the
+    /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
+    public func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
-        let status = replacing ? rename(temporaryFile, target) : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
-        if status == 0 { return .installed }
+        if emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target) == 0 { return .installed }
         let code = errno
         unlink(temporaryFile)
-        if code == EEXIST && !replacing { return .occupied }
-        throw SyncError.system(replacing ? "rename" : "renameat2", path: target, errno: code, hint: "cannot move the asset into place")
-    }
-
-    /// Removes the asset file `name` if it is a regular file. Returns whether a file was removed.
-    @discardableResult
-    public func remove(_ name: String) throws(SyncError) -> Bool {
-        let path = directory.path(ofAsset: name)
-        guard case .regular = FileState.of(path) else { return false }
-        if unlink(path) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw SyncError.system("unlink", path: path, errno: errno, hint: "cannot remove the asset")
+        if code == EEXIST { return .occupied }
+        throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the asset into place")
     }
 
     /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state
-    /// directory to disk, on the blocking-I/O pool.
-    public nonisolated func syncDirectory(includingStateDirectory: Bool = true) async {
+    /// directory to disk, on the blocking-I/O pool. Throws when a directory cannot be opened or flushed: then
+    /// nothing may be reported durable.
+    public nonisolated func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
         let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
-        await BlockingIO.run {
+        let injected = status.hooks?.directoryFlushError
+        let failure: SyncError? = await BlockingIO.run {
             for path in paths {
                 let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                guard fd >= 0 else { continue }
-                fsync(fd)
-                close(fd)
+                guard fd >= 0 else { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the directory to disk") }
+                defer { close(fd) }
+                if let injected { return SyncError.system("fsync", path: path, errno: injected, hint: "cannot flush the directory to disk") }
+                if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the directory to disk") }
             }
+            return nil
         }
+        if let failure { throw failure }
     }
 }

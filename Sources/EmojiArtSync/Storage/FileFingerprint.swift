@@ -29,10 +29,19 @@ public struct FileFingerprint: Sendable, Equatable {
     /// The fingerprint of the regular file at `path`, or nil if there is none (absent, a symlink, a directory).
     public static func of(_ path: String) -> FileFingerprint? {
         var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return FileFingerprint(
+        guard lstat(path, &info) == 0 else { return nil }
+        return FileFingerprint(regular: info)
+    }
+
+    /// The fingerprint in `status`, nil when it is not a regular file's.
+    init?(regular info: stat) {
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        self.init(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             modifiedNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
             changedNanoseconds: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
     }
+
+    /// Which file this is (device and inode), whatever its bytes and times.
+    public var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
 }

@@ -12,9 +12,9 @@ import Glibc
 /// file that arrives while the previous batch is being committed, then, for the whole batch:
 /// 1. one `syncfs(2)` makes every temporary file's bytes durable (the file system's journal and the disk's cache
 ///    are flushed once, not once per file); a batch of at most `smallBatch` files is flushed file by file instead;
-/// 2. in one turn of the silo, each file is renamed into place (only where the path is still the agent's to write:
-///    the decision and the rename happen together, with nothing in between), and their index rows are written in
-///    one SQLite transaction;
+/// 2. once DIR is not being emptied (`RenameGate`), in one turn of the silo, each file is renamed into place
+///    (only where the path is still the agent's to write: the decision and the rename happen together, with
+///    nothing in between), and their index rows are written in one SQLite transaction;
 /// 3. one `fsync` of DIR makes the renames durable;
 /// 4. only then is each waiter resumed, and its asset logged and counted.
 ///
@@ -46,7 +46,8 @@ public final class GroupCommitter {
     /// What committing one file came to.
     public enum Outcome: Sendable, Equatable {
         /// Renamed into place and recorded; `isNew`: the row is new (no older file of the key's was replaced).
-        case installed(isNew: Bool)
+        /// `movedAside`: a file at the path that was not the agent's was kept under this name, beside it.
+        case installed(isNew: Bool, movedAside: String? = nil)
         /// A regular file the agent does not own sits at the path: nothing was changed; the caller decides
         /// whether it is byte-identical to the download (adopted) or someone else's (a conflict).
         case occupiedByForeignFile
@@ -116,32 +117,42 @@ public final class GroupCommitter {
             return batch.map { _ in .failure(failure) }
         }
         TestFaultSwitch.killIfAsked(at: .afterFlush)
+        // Nothing is renamed into DIR while it is being emptied, nor ever once it is gone (`RenameGate`).
+        if let gone = await storage.gate.waitUntilOpen() {
+            for file in batch { unlink(file.temporaryPath) }
+            let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
+            return batch.map { _ in .failure(error) }
+        }
         // 2. Decide, rename and record, in one turn of the silo: nothing can change a path in between.
         var outcomes: [Result<Outcome, any Error>] = []
-        var installed: [(position: Int, replaced: Bool)] = []
-        let owners: [Bool]
+        var installed: [(position: Int, identity: FileIdentity, replaced: Bool)] = []
+        let rows: [IndexEntry?]
         do {
-            owners = try owned(batch)
+            rows = try ownRows(batch)
         } catch {
             for file in batch { unlink(file.temporaryPath) }
             return batch.map { _ in .failure(error) }
         }
         for (position, file) in batch.enumerated() {
-            let (outcome, replaced) = install(file, owned: owners[position])
-            if case .success(.installed) = outcome { installed.append((position, replaced)) }
-            outcomes.append(outcome)
+            let placed = install(file, row: rows[position])
+            if let identity = placed.identity { installed.append((position, identity, placed.replaced)) }
+            outcomes.append(placed.outcome)
         }
         TestFaultSwitch.killIfAsked(at: .beforeTransaction)
         do {
-            let new = try record(installed.map { batch[$0.position].entry })
-            for (position, isNew) in zip(installed.map(\.position), new) { outcomes[position] = .success(.installed(isNew: isNew)) }
+            let new = try record(installed.map { (batch[$0.position].entry, $0.identity) })
+            for ((position, _, _), isNew) in zip(installed, new) {
+                if case .success(.installed(_, let movedAside)) = outcomes[position] {
+                    outcomes[position] = .success(.installed(isNew: isNew, movedAside: movedAside))
+                }
+            }
         } catch {
             // No rows (a full disk, say): a new file left in place would look like the user's from now on. It
             // is taken back (nothing ran in between); a replaced file keeps its old row and is repaired later.
-            for (position, replaced) in installed {
+            for (position, identity, replaced) in installed {
                 if !replaced {
                     do {
-                        try storage.remove(batch[position].entry.name)
+                        _ = try storage.ownership.remove(batch[position].entry.name, own: identity, expected: nil)
                     } catch let removal {
                         outcomes[position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
                         continue
@@ -152,76 +163,98 @@ public final class GroupCommitter {
         }
         TestFaultSwitch.killIfAsked(at: .afterTransaction)
         // 3. Durable renames, once for the batch (the temporary directory's entries need no flush: a temporary
-        // file a crash leaves there is removed at the next start).
-        if !installed.isEmpty { await storage.syncDirectory(includingStateDirectory: false) }
+        // file a crash leaves there is removed at the next start). A failed flush fails every file of the batch:
+        // nothing is reported durable that is not (the files stay, recorded; the next look finds them intact).
+        if !installed.isEmpty {
+            do {
+                try await storage.syncDirectory(includingStateDirectory: false)
+            } catch {
+                for (position, _, _) in installed { outcomes[position] = .failure(error) }
+            }
+        }
         return outcomes
     }
 
-    /// Whether the index records each file's path as the agent's, for that file's key: read in one transaction
-    /// (each statement outside one takes and drops SQLite's locks), in the same turn of the silo as the renames.
-    private func owned(_ batch: [PendingFile]) throws(SyncError) -> [Bool] {
+    /// The row that records each file's path as the agent's, for that file's key (nil: the path is not the
+    /// agent's): read in one transaction (each statement outside one takes and drops SQLite's locks), in the same
+    /// turn of the silo as the renames.
+    private func ownRows(_ batch: [PendingFile]) throws(SyncError) -> [IndexEntry?] {
         let index = index()
         return try index.readTransaction { () throws(SyncError) in
-            var owners: [Bool] = []
-            owners.reserveCapacity(batch.count)
-            for file in batch { owners.append(try index.entry(named: file.entry.name)?.key == file.entry.key) }
-            return owners
+            var rows: [IndexEntry?] = []
+            rows.reserveCapacity(batch.count)
+            for file in batch {
+                let row = try index.entry(named: file.entry.name)
+                rows.append(row?.key == file.entry.key ? row : nil)
+            }
+            return rows
         }
     }
 
     /// Renames one file into place if its path is still the agent's to write (decided now, from what is there).
-    /// `owned`: the index records the path as this key's. `replaced`: an older file of the agent's was at the path.
+    /// `row`: the index's row for the path and this key (nil: the path is not the agent's). Returns the outcome,
+    /// the identity of the file now at the path when it was installed, and whether it replaced a file.
     ///
     /// A path that is not the agent's is only ever written by `renameat2(RENAME_NOREPLACE)`, which refuses
     /// anything that exists there, so it is tried first: an absent path (every file of a cold pass) costs the
-    /// rename alone, and only a refused rename looks (`lstat`) at what is in the way, to say what it is.
-    private func install(_ file: PendingFile, owned: Bool) -> (Result<Outcome, any Error>, replaced: Bool) {
+    /// rename alone, and only a refused rename looks (`lstat`) at what is in the way, to say what it is. On the
+    /// agent's path a regular file is replaced through the `OwnershipGuard`: unlinked only if it is the file the
+    /// row records (its identity), moved aside otherwise.
+    private func install(
+        _ file: PendingFile, row: IndexEntry?
+    ) -> (outcome: Result<Outcome, any Error>, identity: FileIdentity?, replaced: Bool) {
         let name = file.entry.name
         let path = directory.path(ofAsset: name)
-        if !owned {
-            do {
-                switch try storage.install(temporaryFile: file.temporaryPath, as: name, replacing: false) {
+        let status = storage.status
+        let identity: FileIdentity
+        do {
+            guard let info = try status.status(of: file.temporaryPath) else {
+                throw SyncError(.system, "\(file.temporaryPath) vanished before it was moved into place", path: file.temporaryPath)
+            }
+            identity = FileIdentity(info)
+            // Not the agent's path, or the agent's with nothing there: only ever onto an empty path.
+            let occupant = try row.map { _ throws(SyncError) in try status.occupant(at: path) }
+            if let refusal = occupant?.refusal(owned: true) {
+                unlink(file.temporaryPath)
+                return (.success(.refused(refusal)), nil, false)
+            }
+            guard let row, occupant?.kind == .regular else {
+                switch try storage.install(temporaryFile: file.temporaryPath, as: name) {
                 case .installed:
                     TestFaultSwitch.killIfAsked(at: .midRenames)
-                    return (.success(.installed(isNew: true)), false)
+                    return (.success(.installed(isNew: true)), identity, false)
                 case .occupied:
-                    let occupant = PathOccupant.at(path)
-                    return (.success(occupant.refusal(owned: false).map(Outcome.refused) ?? .occupiedByForeignFile), false)
+                    // Say what is in the way (it appeared since the look, on the agent's path).
+                    let refusal = row == nil ? try status.occupant(at: path).refusal(owned: false) : nil
+                    return (.success(refusal.map(Outcome.refused) ?? .occupiedByForeignFile), nil, false)
                 }
-            } catch {
-                // Not taken, and yet not writable: say what is in the way if something is.
-                if let refusal = PathOccupant.at(path).refusal(owned: false) { return (.success(.refused(refusal)), false) }
-                return (.failure(error), false)
             }
-        }
-        let occupant = PathOccupant.at(path)
-        if let refusal = occupant.refusal(owned: true) {
-            unlink(file.temporaryPath)
-            return (.success(.refused(refusal)), false)
-        }
-        let replacing = occupant.kind == .regular
-        do {
-            switch try storage.install(temporaryFile: file.temporaryPath, as: name, replacing: replacing) {
-            case .installed:
+            switch try storage.ownership.replace(name, with: file.temporaryPath, own: row.identity) {
+            case .installed(let movedAside):
                 TestFaultSwitch.killIfAsked(at: .midRenames)
-                return (.success(.installed(isNew: !replacing)), replacing)
+                return (.success(.installed(isNew: false, movedAside: movedAside)), identity, true)
             case .occupied:
-                return (.success(.occupiedByForeignFile), false)
+                return (.success(.occupiedByForeignFile), nil, false)
             }
         } catch {
-            return (.failure(error), false)
+            unlink(file.temporaryPath)  // gone already when it was renamed; a failed look leaves it
+            return (.failure(error), nil, false)
         }
     }
 
-    /// Writes the rows of the installed files, with the fingerprint each file has now, in one transaction.
+    /// Writes the rows of the installed files, with the identity of the file the agent put there and the
+    /// fingerprint the path has now (none if the path holds another file already), in one transaction.
     /// Returns, per entry, whether its row is new.
-    private func record(_ entries: [IndexEntry]) throws(SyncError) -> [Bool] {
-        guard !entries.isEmpty else { return [] }
+    private func record(_ files: [(entry: IndexEntry, identity: FileIdentity)]) throws(SyncError) -> [Bool] {
+        guard !files.isEmpty else { return [] }
         let index = index()
+        let status = storage.status
         return try index.transaction { () throws(SyncError) in
             var new: [Bool] = []
-            for var entry in entries {
-                entry.fingerprint = FileFingerprint.of(directory.path(ofAsset: entry.name))
+            for (var entry, identity) in files {
+                entry.identity = identity
+                let now = try? status.fingerprint(of: directory.path(ofAsset: entry.name))  // unknown: read at the next look
+                entry.fingerprint = now?.identity == identity ? now : nil
                 new.append(try index.put(entry))
             }
             return new

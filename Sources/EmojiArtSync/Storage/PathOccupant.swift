@@ -26,6 +26,21 @@ public struct PathOccupant: Sendable, Equatable {
             let free = errno == ENOENT || errno == ENOTDIR
             return PathOccupant(kind: free ? .absent : .unknown, links: 0, identity: free ? "" : "errno \(errno)")
         }
+        return PathOccupant(info)
+    }
+
+    private init(kind: Kind, links: Int, identity: String) {
+        self.kind = kind
+        self.links = links
+        self.identity = identity
+    }
+
+    /// What a status says is there; nil: nothing.
+    init(_ status: stat?) {
+        guard let info = status else {
+            self.init(kind: .absent, links: 0, identity: "")
+            return
+        }
         let kind: Kind
         switch info.st_mode & S_IFMT {
         case S_IFREG: kind = .regular
@@ -36,7 +51,7 @@ public struct PathOccupant: Sendable, Equatable {
         case S_IFCHR, S_IFBLK: kind = .device
         default: kind = .unknown
         }
-        return PathOccupant(kind: kind, links: Int(info.st_nlink), identity: "\(info.st_dev):\(info.st_ino)")
+        self.init(kind: kind, links: Int(info.st_nlink), identity: FileIdentity(info).description)
     }
 
     /// Why the agent must not write at this path, or nil when it may. `owned`: the manifest records the

@@ -24,6 +24,9 @@ public struct SyncDirectory: Sendable, Equatable {
 
     public var stateDirectory: String { root + "/" + Self.stateDirectoryName }
     public var temporaryDirectory: String { stateDirectory + "/tmp" }
+    /// Where a file is held while the agent decides whether it is its own (`OwnershipGuard`): never emptied,
+    /// only handed back to DIR (a crash while a person's file is held there must not lose it).
+    public var takenDirectory: String { stateDirectory + "/taken" }
     /// The manifest of versions before the SQLite index; imported once, then renamed `manifest.json.imported`.
     public var manifestPath: String { stateDirectory + "/manifest.json" }
     public var indexPath: String { stateDirectory + "/index.sqlite3" }
@@ -45,6 +48,7 @@ public struct SyncDirectory: Sendable, Equatable {
         }
         try Self.makeDirectory(stateDirectory, mode: 0o755)
         try Self.makeDirectory(temporaryDirectory, mode: 0o700)
+        try Self.makeDirectory(takenDirectory, mode: 0o700)
         let probe = temporaryDirectory + "/.probe-\(getpid())"
         let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 {

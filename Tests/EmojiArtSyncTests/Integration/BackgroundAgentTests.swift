@@ -49,7 +49,7 @@ struct BackgroundAgentTests {
             let repair = lines.lastIndex { $0.contains("event=repair") && $0.contains("reason=\(reason)") && $0.contains(key) }
             let network = lines.lastIndex { $0.contains("event=asset") && $0.contains("hit=network") && $0.contains(key) }
             #expect(repair != nil, "no repair line for \(n)")
-            #expect(network != nil && repair! < network!, "repair of \(n) not followed by its hit=network line")
+            #expect(network != nil && repair! < network!, "repair of \(n) not followed by its hit=network line: \(lines.filter { $0.contains(key + " ") || $0.hasSuffix(key) })")
         }
         #expect(await agent.stop() == .success)
         await gallery.stop()

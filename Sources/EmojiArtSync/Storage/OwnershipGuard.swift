@@ -1,0 +1,235 @@
+import CShims
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one place the agent replaces or removes a file at an asset path, and the rule it keeps there: only the
+/// file the agent wrote (its recorded `FileIdentity`) is ever replaced or unlinked. Anything else is kept whole.
+///
+/// Nothing is decided from a look at the path followed by an act on the path (a person can swap the file in
+/// between). Instead the file is first taken out of DIR in one atomic step, into `DIR/.emojiart-sync/taken/`,
+/// and what was taken is looked at there, where nobody else writes:
+/// - a replacement swaps the new file with whatever is at the path (`renameat2(RENAME_EXCHANGE)`: the path is
+///   never empty), then unlinks what came out only if it is the agent's file, and otherwise moves it aside;
+/// - a removal takes the file (`RENAME_NOREPLACE` into `taken/`), unlinks it only if it is the agent's file as
+///   it was when the removal was decided, and otherwise puts it back (`RENAME_NOREPLACE`, or aside if its name
+///   was taken meanwhile).
+///
+/// A person's file is moved aside to `NAME.conflict-YYYYMMDD-HHMMSS.png` beside it (`-2`, `-3`... if that exists),
+/// always with `RENAME_NOREPLACE`: never over anything. Such a name can never be an asset's (asset names have no
+/// `.` before `.png`). A file left in `taken/` by a crash is handed back to DIR at the next start (`returnHeldFiles`).
+@SyncActor
+final class OwnershipGuard {
+    let directory: SyncDirectory
+    private let status: PathStatus
+    private let hooks: StorageTestHooks?
+    /// Told of each name the guard takes out of DIR, so its event is not counted as a person's deletion.
+    private let gate: RenameGate?
+    private var taken = 0
+
+    nonisolated init(directory: SyncDirectory, status: PathStatus, gate: RenameGate?, hooks: StorageTestHooks?) {
+        self.directory = directory
+        self.status = status
+        self.gate = gate
+        self.hooks = hooks
+    }
+
+    /// A file taken out of DIR, held in `taken/`, with its status as it was taken.
+    struct HeldFile {
+        let path: String
+        /// The asset name it was taken from.
+        let name: String
+        let status: stat
+
+        var identity: FileIdentity { FileIdentity(status) }
+    }
+
+    /// What a replacement came to.
+    enum Replacement: Equatable {
+        /// The new file is at the path. `movedAside`: the name a file that was not the agent's was moved to.
+        case installed(movedAside: String?)
+        /// The path was emptied and then taken by someone else meanwhile: the new file was dropped.
+        case occupied
+    }
+
+    /// Puts the new file `temporary` at asset `name`, where a regular file sits and the index records the agent's
+    /// file `own` (nil: unknown, so whatever is there is treated as someone else's). The agent's old file is
+    /// unlinked; anything else is moved aside. The temporary file is gone afterwards, whatever happens.
+    func replace(_ name: String, with temporary: String, own: FileIdentity?) throws(SyncError) -> Replacement {
+        let target = directory.path(ofAsset: name)
+        // The swap must happen in `taken/`: what comes out of the path lands at the new file's name, and the
+        // temporary directory is emptied at the next start.
+        let staged = nextHeldPath(for: name)
+        if rename(temporary, staged) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw SyncError.system("rename", path: staged, errno: code, hint: "cannot move the asset into place")
+        }
+        gate?.expectOwnRemoval(of: name)  // the swap moves the old file out of DIR: an event of the agent's own
+        if emojiart_rename_exchange(AT_FDCWD, staged, AT_FDCWD, target) == 0 {
+            let previous: HeldFile
+            do {
+                previous = HeldFile(path: staged, name: name, status: try heldStatus(staged))
+            } catch {
+                // Cannot tell whose it is: kept, beside the asset.
+                return .installed(movedAside: try moveAside(staged, from: name))
+            }
+            if let own, previous.identity == own {
+                unlink(staged)
+                return .installed(movedAside: nil)
+            }
+            return .installed(movedAside: try moveAside(staged, from: name))
+        }
+        let code = errno
+        gate?.cancelOwnRemoval(of: name)
+        if code == ENOENT {
+            // The path was emptied since it was looked at: the new file goes in only if it is still empty.
+            return try install(staged, at: target) ? .installed(movedAside: nil) : .occupied
+        }
+        guard code == EINVAL || code == ENOSYS else {
+            unlink(staged)
+            throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the asset into place")
+        }
+        // No RENAME_EXCHANGE on this file system: take the old file out first, then put the new one in.
+        var movedAside: String?
+        do {
+            if let previous = try take(name) {
+                if let own, previous.identity == own {
+                    unlink(previous.path)
+                } else {
+                    movedAside = try moveAside(previous.path, from: name)
+                }
+            }
+        } catch {
+            unlink(staged)
+            throw error
+        }
+        return try install(staged, at: target) ? .installed(movedAside: movedAside) : .occupied
+    }
+
+    /// What a removal came to.
+    enum Removal: Equatable {
+        /// The agent's file was unlinked.
+        case removed
+        /// Nothing was at the path.
+        case absent
+        /// The file at the path was not the agent's file as the removal found it: it is back, at its name, or
+        /// (`movedAside`) beside it when its name was taken meanwhile.
+        case kept(movedAside: String?)
+    }
+
+    /// Removes the file at asset `name` if it is the agent's file `own`, unchanged since `expected` was taken
+    /// (same identity, size and modification time: a rename changes only its change time; nil: the agent's file
+    /// whatever its bytes, for a file it renamed into place in this very turn). Anything else is put back.
+    /// Throws when the file could not be taken or looked at (then nothing was unlinked).
+    func remove(_ name: String, own: FileIdentity, expected: FileFingerprint?) throws(SyncError) -> Removal {
+        hooks?.runBeforeTaking(directory.path(ofAsset: name))
+        guard let held = try take(name) else { return .absent }
+        let now = FileFingerprint(regular: held.status)
+        let unchanged = held.identity == own && now != nil
+            && (expected.map { now?.size == $0.size && now?.modifiedNanoseconds == $0.modifiedNanoseconds } ?? true)
+        if unchanged {
+            if unlink(held.path) == 0 { return .removed }
+            let code = errno
+            _ = try? putBack(held)
+            throw SyncError.system("unlink", path: held.path, errno: code, hint: "cannot remove the asset")
+        }
+        return .kept(movedAside: try putBack(held))
+    }
+
+    /// Takes the file at asset `name` out of DIR into `taken/` (atomically: whatever is there at that instant),
+    /// nil when nothing is there. A taken file whose status cannot be read is put back and the error thrown.
+    func take(_ name: String) throws(SyncError) -> HeldFile? {
+        let source = directory.path(ofAsset: name)
+        let held = nextHeldPath(for: name)
+        gate?.expectOwnRemoval(of: name)
+        if emojiart_rename_noreplace(AT_FDCWD, source, AT_FDCWD, held) != 0 {
+            let code = errno
+            gate?.cancelOwnRemoval(of: name)
+            if code == ENOENT { return nil }
+            throw SyncError.system("renameat2", path: source, errno: code, hint: "cannot take the file to look at it")
+        }
+        do {
+            return HeldFile(path: held, name: name, status: try heldStatus(held))
+        } catch {
+            _ = try? putBack(HeldFile(path: held, name: name, status: stat()))
+            throw error
+        }
+    }
+
+    /// Puts a held file back at its name if that is free (nil), else beside it (the name it got).
+    @discardableResult
+    func putBack(_ held: HeldFile) throws(SyncError) -> String? {
+        if try install(held.path, at: directory.path(ofAsset: held.name), keepingSourceOnFailure: true) { return nil }
+        return try moveAside(held.path, from: held.name)
+    }
+
+    /// Moves the file at `source` into DIR as a conflict copy of asset `name`; returns the name it got.
+    func moveAside(_ source: String, from name: String) throws(SyncError) -> String {
+        let stamp = Self.timestamp()
+        let stem = name.hasSuffix(AssetFileName.fileExtension) ? String(name.dropLast(AssetFileName.fileExtension.count)) : name
+        for attempt in 1...1000 {
+            let aside = "\(stem).conflict-\(stamp)\(attempt == 1 ? "" : "-\(attempt)")\(AssetFileName.fileExtension)"
+            let target = directory.path(ofAsset: aside)
+            if emojiart_rename_noreplace(AT_FDCWD, source, AT_FDCWD, target) == 0 { return aside }
+            if errno != EEXIST {
+                throw SyncError.system("renameat2", path: target, errno: errno, hint: "cannot move the file aside (it stays in \(source))")
+            }
+        }
+        throw SyncError(.system, "no free conflict name for \(name) (the file stays in \(source))", path: source)
+    }
+
+    /// Renames `source` to `target` unless something is there (false, and `source` is unlinked unless asked to keep it).
+    private func install(_ source: String, at target: String, keepingSourceOnFailure: Bool = false) throws(SyncError) -> Bool {
+        if emojiart_rename_noreplace(AT_FDCWD, source, AT_FDCWD, target) == 0 { return true }
+        let code = errno
+        if !keepingSourceOnFailure { unlink(source) }
+        if code == EEXIST { return false }
+        throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the file into place")
+    }
+
+    private func heldStatus(_ path: String) throws(SyncError) -> stat {
+        guard let info = try status.status(of: path) else {
+            throw SyncError(.system, "\(path) vanished from the agent's state directory", path: path)
+        }
+        return info
+    }
+
+    /// `taken/NAME~PID-N`: unique, and the asset name is what comes before the last `~` (asset names have none).
+    private func nextHeldPath(for name: String) -> String {
+        taken += 1
+        return directory.takenDirectory + "/" + name + "~\(getpid())-\(taken)"
+    }
+
+    private static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y%m%d-%H%M%S", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Hands every file a crash left in `taken/` back to DIR: at its asset name if that is free, else beside it
+    /// as a conflict copy. Never unlinks one (it may be a person's file). Run at start, under the directory lock.
+    /// Returns the names the files got.
+    @discardableResult
+    static func returnHeldFiles(in directory: SyncDirectory) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.takenDirectory) else { return [] }
+        let keeper = OwnershipGuard(directory: directory, status: PathStatus(hooks: nil), gate: nil, hooks: nil)
+        var returned: [String] = []
+        for held in names {
+            guard let tilde = held.lastIndex(of: "~") else { continue }
+            let name = String(held[..<tilde])
+            let file = HeldFile(path: directory.takenDirectory + "/" + held, name: name, status: stat())
+            do {
+                returned.append(try keeper.putBack(file) ?? name)
+            } catch {
+                continue  // stays held; tried again at the next start
+            }
+        }
+        return returned
+    }
+}

@@ -1,0 +1,133 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Holds the agent's renames into DIR while DIR is being emptied, and shuts for good once DIR or its state
+/// directory is gone: what keeps a repair from putting a file back into a folder `rm -rf` is removing.
+///
+/// `rm -rf DIR` deletes DIR's entries microseconds apart, then the state directory, then DIR. Every rename
+/// into DIR waits here (`GroupCommitter`, before each batch's renames), so every repair, whoever asked for it
+/// (the watcher, a rescan, a retry, the scrub), passes the gate; the watcher also waits here before it starts
+/// repairs (a repair stages its file in the state directory, which `rm -rf` is about to remove). A lone
+/// deletion costs `loneQuiet`, and a cold sync's thousands of renames cost nothing.
+///
+/// Only deletions of DIR's entries (`IN_DELETE`, `IN_MOVED_FROM`) count, never what the agent does itself: its
+/// renames into DIR are arrivals, not deletions, and the names the `OwnershipGuard` takes out of DIR are
+/// announced first (`expectOwnRemoval`), so their events are skipped. The quiet the gate waits for adapts to
+/// the burst: `loneQuiet` after a deletion with no other one just before it, `burstQuiet` after each deletion
+/// of a burst (a pause of `rm` on a busy machine is far shorter). The watcher feeds it from the task that
+/// reads inotify, not from the one that acts on the events, so a repair that keeps that one busy never hides
+/// a deletion from the gate. Without a watcher (`--once`) it is always open.
+final class RenameGate: Sendable {
+    /// The quiet after a deletion that came alone: the time for the next deletion of a burst to be seen.
+    static let loneQuiet = Duration.milliseconds(5)
+    /// The quiet after each deletion of a burst: spans `rm`'s pauses between entries (and between DIR's last
+    /// file and the state directory) on a loaded machine.
+    static let burstQuiet = Duration.milliseconds(50)
+    /// Two deletions this close together are a burst.
+    static let burstGap = Duration.milliseconds(10)
+    /// How long an announced removal waits for its event before it is forgotten.
+    static let expectationLifetime = Duration.seconds(5)
+
+    private struct State {
+        var lastDeletion: ContinuousClock.Instant?
+        var shutUntil: ContinuousClock.Instant?
+        var gone: String?
+        var watching = false
+        /// Names the agent is taking out of DIR itself, with when it said so.
+        var expected: [String: [ContinuousClock.Instant]] = [:]
+    }
+
+    private let state = Mutex(State())
+    /// Files of the state directory the agent never deletes (its lock, its index): one missing means `rm -rf`
+    /// is inside the state directory, where the watcher on DIR sees nothing.
+    private let stateProbes: [String]
+
+    init(stateProbes: [String] = []) {
+        self.stateProbes = stateProbes
+    }
+
+    /// A watcher feeds the gate from now on (the agent's own removals are announced only then).
+    func startWatching() {
+        state.withLock { $0.watching = true }
+    }
+
+    /// DIR or its state directory is gone: nothing is ever renamed into DIR again. `why` says what happened.
+    func shutForGood(_ why: String) {
+        state.withLock { $0.gone = $0.gone ?? why }
+    }
+
+    /// The agent is about to take `name` out of DIR (a removal, a replacement): its deletion event is its own.
+    func expectOwnRemoval(of name: String) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            guard state.watching else { return }
+            state.expected[name, default: []].append(now)
+        }
+    }
+
+    /// The removal announced for `name` did not happen (its rename failed): no event will come.
+    func cancelOwnRemoval(of name: String) {
+        state.withLock { state in
+            guard var times = state.expected[name], !times.isEmpty else { return }
+            times.removeLast()
+            state.expected[name] = times.isEmpty ? nil : times
+        }
+    }
+
+    /// Takes a batch of the watcher's events, as they are read.
+    func note(_ batch: [WatchEvent]) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            for event in batch {
+                if event.endsWatch {
+                    state.gone = state.gone ?? "DIR is gone"
+                    continue
+                }
+                if WatchBacklog.touchesStateDirectory(event) {
+                    state.gone = state.gone ?? "the state directory is gone"
+                    continue
+                }
+                guard let name = event.name, !event.mask.isDisjoint(with: [.delete, .movedFrom]) else { continue }
+                if Self.consumeExpectation(of: name, in: &state, now: now) { continue }
+                let burst = state.lastDeletion.map { now - $0 < Self.burstGap } ?? false
+                state.lastDeletion = now
+                state.shutUntil = now.advanced(by: burst ? Self.burstQuiet : Self.loneQuiet)
+            }
+        }
+    }
+
+    private static func consumeExpectation(of name: String, in state: inout State, now: ContinuousClock.Instant) -> Bool {
+        guard var times = state.expected[name] else { return false }
+        times.removeAll { now - $0 > expectationLifetime }
+        guard !times.isEmpty else {
+            state.expected[name] = nil
+            return false
+        }
+        times.removeFirst()
+        state.expected[name] = times.isEmpty ? nil : times
+        return true
+    }
+
+    /// Until when renames wait now (nil: not shut by a deletion so far); for tests.
+    var shutUntil: ContinuousClock.Instant? { state.withLock { $0.shutUntil } }
+
+    /// Returns once DIR has been quiet long enough (nil), or at once with why DIR is gone.
+    func waitUntilOpen() async -> String? {
+        while true {
+            let (gone, until, watching) = state.withLock { ($0.gone, $0.shutUntil, $0.watching) }
+            if let gone { return gone }
+            if let until, until > .now {
+                try? await Task.sleep(until: until, clock: .continuous)
+                continue
+            }
+            if watching, let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
+                shutForGood("\(missing) was deleted")
+                continue
+            }
+            return nil
+        }
+    }
+}

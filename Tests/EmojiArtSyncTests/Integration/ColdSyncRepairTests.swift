@@ -1,0 +1,51 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A person's deletion during the agent's own cold sync is repaired while that sync still runs: the agent's own
+/// renames into DIR (thousands of `IN_MOVED_TO`) never hold a repair back. Before, they kept the watcher's quiet
+/// period from ever starting, and the deletion waited for the sync to end or for the 5 s cap (on a machine where
+/// the sync outlasts that cap this test cannot tell the two apart: `RenameGateTests` pins the rule itself).
+@Suite(.timeLimit(.minutes(3)))
+struct ColdSyncRepairTests {
+    @Test func aDeletionDuringTheAgentsOwnColdSyncIsRepairedBeforeTheSyncEnds() async throws {
+        let gallery = try await GalleryFixture(count: 200, imageSize: .small)
+        let dir = TemporaryDirectory("cold-repair")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.pollInterval = .seconds(3600)
+        let agent = try await RunningAgent(configuration)
+        // The first file the sync stores (a file committed alone, as the first one is) is deleted at once.
+        var first: String?
+        #expect(await eventually {
+            first = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).first { $0.hasPrefix("gallery_image_") }
+            return first != nil
+        })
+        let name = try #require(first)
+        unlink(dir.file(name))
+        let stored = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).count - 1
+        try #require(stored < gallery.validNumbers.count / 2, "the cold sync was nearly over when the file was deleted (\(stored) files)")
+
+        #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        let number = try #require(Int(name.dropFirst("gallery_image_".count).dropLast(".png".count)))
+        #expect(gallery.isMirrored(number, in: dir))
+        let lines = logLines(dir.path)
+        let key = "key=/gallery/image?\(number)"
+        let fetches = lines.indices.filter {
+            lines[$0].contains("event=asset") && lines[$0].contains("hit=network") && lines[$0].split(separator: " ").contains(Substring(key))
+        }
+        let repaired = try #require(fetches.dropFirst().first, "no second hit=network line for the deleted file")
+        let syncEnded = try #require(lines.firstIndex { $0.contains("event=poll") })
+        #expect(repaired < syncEnded, "the repair landed after the cold sync ended")
+        // Ordered by events: the cold sync was still storing files after the repair landed.
+        let laterColdFetches = lines[repaired..<syncEnded].filter { $0.contains("event=asset") && $0.contains("hit=network") }
+        #expect(!laterColdFetches.isEmpty, "the repair waited for the cold sync's last file")
+    }
+}

@@ -1,0 +1,44 @@
+@testable import EmojiArtSync
+import Testing
+
+/// What shuts the gate that holds renames into DIR: a person's deletions only, for a time that depends on the
+/// burst, and DIR or its state directory going for good. The agent's own renames and removals never do.
+@Suite struct RenameGateTests {
+    @Test func theAgentsOwnRenamesAndAnnouncedRemovalsLeaveItOpen() async {
+        let gate = RenameGate()
+        gate.startWatching()
+        gate.expectOwnRemoval(of: "gallery_image_2.png")
+        gate.note([
+            WatchEvent(mask: .movedTo, name: "gallery_image_1.png", cookie: 1),
+            WatchEvent(mask: .closeWrite, name: "notes.txt"),
+            WatchEvent(mask: .create, name: "mine.png"),
+            WatchEvent(mask: .movedFrom, name: "gallery_image_2.png", cookie: 2),
+        ])
+        #expect(gate.shutUntil == nil)
+        #expect(await gate.waitUntilOpen() == nil)
+        // The announcement was used up: the same name deleted again is a person's deletion.
+        gate.note([WatchEvent(mask: .delete, name: "gallery_image_2.png")])
+        #expect(gate.shutUntil != nil)
+    }
+
+    @Test func aLoneDeletionShutsItBrieflyAndABurstForLonger() async {
+        let gate = RenameGate()
+        let before = ContinuousClock.now
+        gate.note([WatchEvent(mask: .delete, name: "gallery_image_1.png")])
+        #expect(gate.shutUntil.map { $0 <= ContinuousClock.now.advanced(by: RenameGate.loneQuiet) && $0 > before } == true)
+        #expect(await gate.waitUntilOpen() == nil)
+        // `rm -rf`: entries deleted microseconds apart (one read of inotify).
+        gate.note([WatchEvent(mask: .delete, name: "gallery_image_2.png"), WatchEvent(mask: .delete, name: "gallery_image_3.png")])
+        let afterBurst = ContinuousClock.now
+        #expect(gate.shutUntil.map { $0 > afterBurst.advanced(by: RenameGate.loneQuiet) } == true)
+    }
+
+    @Test func theStateDirectoryOrDIRGoingShutsItForGood() async {
+        let stateDirectory = RenameGate()
+        stateDirectory.note([WatchEvent(mask: [.delete, .isDirectory], name: ".emojiart-sync")])
+        #expect(await stateDirectory.waitUntilOpen() != nil)
+        let dir = RenameGate()
+        dir.note([WatchEvent(mask: .deleteSelf, name: nil)])
+        #expect(await dir.waitUntilOpen() != nil)
+    }
+}
