@@ -29,6 +29,9 @@ public struct AgentConfiguration: Sendable {
     public var caCertificateFile: String?
     /// Extra attempts per access after a transient network failure.
     public var retries = 2
+    /// The longest wait obeyed when the gallery answers `429` or `503` with a `Retry-After`: a longer one is cut
+    /// to this, so a hostile or mistaken value cannot park the agent.
+    public var maxRetryAfter: Duration = .seconds(3600)
     public var logLevel: Logger.Level = .info
     /// The log file; nil means `DIR/.emojiart-sync/sync.log`.
     public var logFile: String?

@@ -74,6 +74,9 @@ extension MirrorKeeper {
         case (nil, nil): status.lastError = nil
         }
         status.lastPurge = lastPurge
+        status.waiting = fetcher.serverWaits.summary.map {
+            AgentStatus.Waiting(scope: $0.wholeGallery ? "gallery" : "urls", urls: $0.urls, status: $0.status, until: $0.until)
+        }
         status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
         return status
     }

@@ -1,3 +1,4 @@
+import CurlHTTP
 import Foundation
 import Logging
 
@@ -146,7 +147,9 @@ public final class MirrorKeeper {
             }
         } catch {
             feedFailures += 1
-            let delay = feedRetry.delay(afterAttempt: feedFailures)
+            var delay = feedRetry.delay(afterAttempt: feedFailures)
+            // The gallery asked to wait (`Retry-After`): the next poll comes after that, not at the backoff.
+            if let asked = (error as? HTTPClientError)?.retryAfter, asked > delay { delay = asked }
             nextPollAt = ContinuousClock.now.advanced(by: delay)
             lastPoll = AgentStatus.Poll(at: Date(), result: "failed", detail: String(describing: error))
             lastError = String(describing: error)

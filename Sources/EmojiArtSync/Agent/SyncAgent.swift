@@ -47,7 +47,8 @@ public final class SyncAgent: Sendable {
         self.fetcher = AssetFetcher(
             client: client, server: configuration.server, verification: configuration.verification,
             retries: configuration.retries,
-            metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off)
+            metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off,
+            maximumRetryAfter: configuration.maxRetryAfter)
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
         self.database = ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger)
@@ -56,6 +57,16 @@ public final class SyncAgent: Sendable {
             maxDeletePercent: configuration.maxDeletePercent, logger: logger,
             onProgress: configuration.onProgress)
         try await database.setUp()
+        fetcher.serverWaits.observe { [logger, database] wait in
+            logger.warning("gallery asked to wait", metadata: [
+                "event": "wait", "url": .string(wait.url), "status": .stringConvertible(wait.status),
+                "scope": .string(wait.wholeGallery ? "gallery" : "url"),
+                "until": .string(ServerWaits.timestamp(wait.untilDate)),
+                "wait": .string(wait.obeyed.secondsText),
+                "capped": .stringConvertible(wait.capped),
+            ])
+            database.changes.ring()
+        }
     }
 
     /// One full pass (`--once`).

@@ -16,7 +16,7 @@ extension AssetFetcher {
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let response: HTTPResponse
         do {
-            response = try await withRetries {
+            response = try await withRetries(url: url, wholeGallery: true) {
                 try Self.checked(
                     try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize),
                     conditional: !headers.isEmpty)
@@ -49,7 +49,7 @@ extension AssetFetcher {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
-        let response = try await withRetries {
+        let response = try await withRetries(url: url) {
             try Self.checked(try await self.client.get(url, headers: headers, priority: priority), conditional: !headers.isEmpty)
         }
         receivedBytes.add(response.body.count)

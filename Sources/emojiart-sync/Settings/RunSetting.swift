@@ -20,6 +20,7 @@ enum RunSetting: String, CaseIterable, Sendable {
     case caCert = "ca-cert"
     case connectTimeout = "connect-timeout"
     case stallTimeout = "stall-timeout"
+    case maxRetryAfter = "max-retry-after"
 
     var option: String { "--" + rawValue }
 
@@ -56,6 +57,7 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .logFormat: "logfmt"
         case .connectTimeout: "10s"
         case .stallTimeout: "30s"
+        case .maxRetryAfter: "1h"
         }
     }
 }

@@ -31,6 +31,7 @@ struct RunSettings {
     var caCert: String?
     var connectTimeout: Duration
     var stallTimeout: Duration
+    var maxRetryAfter: Duration
 
     init(_ resolver: SettingsResolver) throws(SettingsError) {
         func text(_ setting: RunSetting) throws(SettingsError) -> (value: String?, source: String) {
@@ -113,6 +114,7 @@ struct RunSettings {
         }
         connectTimeout = try duration(.connectTimeout, .milliseconds(100)...(.seconds(600)), "100ms...10m")
         stallTimeout = try duration(.stallTimeout, .seconds(1)...(.seconds(3600)), "1s...1h")
+        maxRetryAfter = try duration(.maxRetryAfter, .zero...(.seconds(86_400)), "0s...1d")
         let (caCert, caCertSource) = try text(.caCert)
         if let caCert, !caCert.isEmpty {
             if let problem = Self.unreadableFileProblem(caCert) {
@@ -164,6 +166,7 @@ struct RunSettings {
         configuration.caCertificateFile = caCert
         configuration.connectTimeout = connectTimeout
         configuration.stallTimeout = stallTimeout
+        configuration.maxRetryAfter = maxRetryAfter
         if let progressLine {
             configuration.onProgress = { progressLine.update($0) }
         }
