@@ -32,6 +32,8 @@ public struct AgentConfiguration: Sendable {
     /// The longest wait obeyed when the gallery answers `429` or `503` with a `Retry-After`: a longer one is cut
     /// to this, so a hostile or mistaken value cannot park the agent.
     public var maxRetryAfter: Duration = .seconds(3600)
+    /// The most bytes per second all transfers together receive (`--bwlimit`); nil (the default) for no limit.
+    public var bandwidthLimit: Int?
     public var logLevel: Logger.Level = .info
     /// The log file; nil means `DIR/.emojiart-sync/sync.log`.
     public var logFile: String?

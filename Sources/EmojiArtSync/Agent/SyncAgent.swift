@@ -41,6 +41,7 @@ public final class SyncAgent: Sendable {
         http.lowSpeedTime = configuration.stallTimeout
         http.maxBodySize = configuration.maxBodySize
         http.caCertificateFile = configuration.caCertificateFile
+        http.maxReceiveBytesPerSecond = configuration.bandwidthLimit
         http.userAgent = "emojiart-sync/\(EmojiArtSyncVersion.current)"
         self.client = try CurlHTTPClient(configuration: http)
         self.metricsRegistry = configuration.metricsListen.map { _ in PrometheusCollectorRegistry() }

@@ -21,6 +21,7 @@ enum RunSetting: String, CaseIterable, Sendable {
     case connectTimeout = "connect-timeout"
     case stallTimeout = "stall-timeout"
     case maxRetryAfter = "max-retry-after"
+    case bwlimit
 
     var option: String { "--" + rawValue }
 
@@ -58,6 +59,7 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .connectTimeout: "10s"
         case .stallTimeout: "30s"
         case .maxRetryAfter: "1h"
+        case .bwlimit: "off"
         }
     }
 }
