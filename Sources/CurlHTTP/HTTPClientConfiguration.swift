@@ -54,8 +54,9 @@ public struct HTTPClientConfiguration: Sendable {
     public var maxBodySize: Int
 
     /// The most bytes per second all transfers together may receive (`--bwlimit`); nil for no limit. Shared by
-    /// every transfer of the client, as one budget (``ReceiveBudget``), not per transfer. A paused transfer is
-    /// not a stalled one (libcurl skips its low-speed check), but ``totalTimeout`` still counts.
+    /// every transfer of the client, as one budget (``ReceiveBudget``), not per transfer. The timeouts still
+    /// count: a transfer held back gets its turn every fraction of a second, but a body larger than
+    /// ``totalTimeout`` times its share of the rate cannot arrive.
     public var maxReceiveBytesPerSecond: Int?
 
     /// The `User-Agent` header sent with every request, so server logs can tell the agent apart.

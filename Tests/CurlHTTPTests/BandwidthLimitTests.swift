@@ -46,3 +46,24 @@ struct BandwidthLimitTests {
         #expect(client.statistics.peakActiveTransfers == 4, "the four ran at once")
     }
 }
+
+extension BandwidthLimitTests {
+    /// A transfer that starts while another is under way is not starved: both get about half of the budget, so
+    /// the later one (a repair, say) is done about when the earlier one is, not after it.
+    @Test("transfers share the budget evenly: a later one is not starved by an earlier one")
+    func evenShares() async throws {
+        let server = try TestHTTPServer { request in .respond(status: 200, body: Self.body(150_000, seed: request.target.count)) }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4, maxReceiveBytesPerSecond: 100 * 1024))
+        defer { client.shutdown() }
+        let started = ContinuousClock.now
+        let first = Task { _ = try await client.fetch(server.url("/first")); return ContinuousClock.now }
+        #expect(await eventually { server.requestCount("/first") == 1 })
+        let second = Task { _ = try await client.fetch(server.url("/second-one")); return ContinuousClock.now }
+        let (firstDone, secondDone) = (try await first.value, try await second.value)
+        #expect(started.duration(to: firstDone) >= .milliseconds(2_000), "the first did not share")
+        // Alone, the first would take 1.4 s; sharing, about 2.8 s for both. Starved, the second would end ~1.4 s
+        // after the first.
+        #expect(firstDone.duration(to: secondDone) < .milliseconds(700), "the second ended long after the first")
+    }
+}
