@@ -196,7 +196,7 @@ final class CurlMultiLoop {
         let connections = transfer.longInfo(CURLINFO_NUM_CONNECTS)
         mailbox.statistics.withLock { statistics in
             if succeeded { statistics.requestsSucceeded += 1 } else { statistics.requestsFailed += 1 }
-            statistics.bytesReceived += transfer.body.count
+            statistics.bytesReceived += transfer.receivedBodyBytes
             statistics.connectionsOpened += connections
             statistics.activeTransfers = active.count
         }
@@ -206,7 +206,7 @@ final class CurlMultiLoop {
         let connections = transfer.longInfo(CURLINFO_NUM_CONNECTS)
         mailbox.statistics.withLock { statistics in
             statistics.requestsCancelled += 1
-            statistics.bytesReceived += transfer.body.count
+            statistics.bytesReceived += transfer.receivedBodyBytes
             statistics.connectionsOpened += connections
             statistics.activeTransfers = active.count
         }

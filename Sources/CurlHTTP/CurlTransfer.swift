@@ -30,6 +30,12 @@ final class CurlTransfer {
     private(set) var headers = HTTPHeaders()
     /// Set when the write callback refused data because of ``maxBodySize``.
     private(set) var exceededBodyLimit = false
+    /// Body bytes received so far, kept or not (in ``body``, in the request's sink, or dropped).
+    private(set) var receivedBodyBytes = 0
+    /// Set when the request's body sink refused a chunk (its ``HTTPBodySink/failureDescription`` says why).
+    private(set) var sinkFailed = false
+    /// Whether this response's body goes to the request's sink: decided at the first chunk, from the status.
+    private var writesToSink: Bool?
     /// libcurl's detailed error text (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes).
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The extra request headers (`CURLOPT_HTTPHEADER`); libcurl reads the list during the
@@ -144,13 +150,28 @@ final class CurlTransfer {
         return receiveBody(chunk) ? chunk.count : 0
     }
 
-    /// Appends `chunk`, or refuses it (returns `false`) if the body would exceed ``maxBodySize``.
+    /// Takes `chunk` into ``body``, or the request's sink for a `200`; refuses it (returns `false`) if the body
+    /// would exceed ``maxBodySize`` or the sink fails.
     fileprivate func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        let newCount = body.count + chunk.count
-        guard newCount <= maxBodySize else {
+        guard receivedBodyBytes + chunk.count <= maxBodySize else {
             exceededBodyLimit = true
             return false
         }
+        receivedBodyBytes += chunk.count
+        guard let sink = request.bodySink else { return keepInMemory(chunk) }
+        if writesToSink == nil { writesToSink = longInfo(CURLINFO_RESPONSE_CODE) == 200 }
+        if writesToSink == true {
+            sinkFailed = !sink.write(chunk)
+            return !sinkFailed
+        }
+        // Another status's body, with a sink given: enough of it for a message, the rest counted and dropped.
+        let room = HTTPBodySinkLimits.otherStatusBodyLimit - body.count
+        return room <= 0 || keepInMemory(UnsafeRawBufferPointer(rebasing: chunk.prefix(room)))
+    }
+
+    /// Appends `chunk` to ``body`` (``receivedBodyBytes`` has counted it and checked the limit).
+    private func keepInMemory(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        let newCount = body.count + chunk.count
         if newCount > body.capacity {
             // Grow geometrically, but never past the limit; start at the declared length if known.
             var target = max(newCount, body.capacity * 2)

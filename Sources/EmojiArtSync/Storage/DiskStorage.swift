@@ -76,12 +76,19 @@ public final class DiskStorage {
     private nonisolated static let temporaryNamePrefix = "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))-"
     private nonisolated static let temporaryNameCounter = Atomic<UInt64>(0)
 
-    /// `writeTemporaryFile(_:in:)` on the calling thread.
-    nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
+    /// A new, uniquely named file in `directory` (`O_EXCL`, mode 0644), open for writing: its descriptor and
+    /// path. The caller closes it, and removes it unless it hands the path on.
+    nonisolated static func createTemporaryFile(in directory: String) throws(SyncError) -> (fd: Int32, path: String) {
         let number = temporaryNameCounter.wrappingAdd(1, ordering: .relaxed).newValue
         let path = directory + "/" + temporaryNamePrefix + String(number)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
+        return (fd, path)
+    }
+
+    /// `writeTemporaryFile(_:in:)` on the calling thread.
+    nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
+        let (fd, path) = try createTemporaryFile(in: directory)
         var failure: SyncError?
         bytes.withUnsafeBytes { buffer in
             var offset = 0

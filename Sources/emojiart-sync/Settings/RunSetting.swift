@@ -52,7 +52,7 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .concurrency: "8"
         case .memoryLimit: "64M"
         case .verify: "structure"
-        case .maxBodySize: "4M"
+        case .maxBodySize: "1G"
         case .retries: "2"
         case .logLevel: "info"
         case .logFormat: "logfmt"
