@@ -5,7 +5,7 @@
 ///
 /// JSON form (used by `POST /_control/faults`): a string, `"corrupt"`, `"truncated"`,
 /// `"serverError"`, `"endless"`, `"changing"`, `"slow:MILLISECONDS"` (e.g. `"slow:250"`), or
-/// `"throttle:STATUS:SECONDS[:date]"` (``Throttle``).
+/// `"throttle:STATUS:SECONDS[:date]"` (``Throttle``), or `"large:MEGABYTES"` (1...1024).
 /// Strings rather than Swift's synthesized `{"slow":{"milliseconds":250}}` so that a shell
 /// script can write a fault plan by hand.
 public enum ImageFault: Sendable, Equatable, Hashable {
@@ -27,6 +27,9 @@ public enum ImageFault: Sendable, Equatable, Hashable {
     case slow(milliseconds: Int)
     /// `429` or `503` with a `Retry-After`, once per path (``Throttle``), then the normal PNG.
     case throttle(Throttle)
+    /// A valid PNG of about `megabytes` MiB of incompressible pixels instead of the painted one (a photo-sized
+    /// body), streamed in slices; the same bytes for every image and request while the server runs.
+    case large(megabytes: Int)
 
     /// The fault's name in logs and JSON: `corrupt`, `slow:250`, ...
     public var name: String {
@@ -38,6 +41,7 @@ public enum ImageFault: Sendable, Equatable, Hashable {
         case .changing: "changing"
         case .slow(let milliseconds): "slow:\(milliseconds)"
         case .throttle(let throttle): throttle.name
+        case .large(let megabytes): "large:\(megabytes)"
         }
     }
 
@@ -52,6 +56,10 @@ public enum ImageFault: Sendable, Equatable, Hashable {
         default:
             if let throttle = Throttle(name: name) {
                 self = .throttle(throttle)
+                return
+            }
+            if name.hasPrefix("large:"), let megabytes = Int(name.dropFirst("large:".count)), (1...1024).contains(megabytes) {
+                self = .large(megabytes: megabytes)
                 return
             }
             guard name.hasPrefix("slow:"), let milliseconds = Int(name.dropFirst("slow:".count)), milliseconds >= 0 else {
@@ -70,7 +78,7 @@ extension ImageFault: Codable {
         guard let fault = ImageFault(name: text) else {
             throw DecodingError.dataCorruptedError(
                 in: container,
-                debugDescription: "unknown image fault \"\(text)\"; expected corrupt, truncated, serverError, endless, changing, slow:MILLISECONDS or throttle:STATUS:SECONDS[:date]"
+                debugDescription: "unknown image fault \"\(text)\"; expected corrupt, truncated, serverError, endless, changing, slow:MILLISECONDS, throttle:STATUS:SECONDS[:date] or large:MEGABYTES"
             )
         }
         self = fault

@@ -128,6 +128,14 @@ struct GalleryResponder: Sendable {
                 fault: ImageFault.serverError.name
             )
         }
+        if case .large(let megabytes) = fault {
+            do {
+                let png = try state.largePNG(megabytes: megabytes)
+                return Answer(response: Self.png(n: n, body: FaultBodies.sliced(png)), fault: fault?.name ?? "large")
+            } catch {
+                return Answer(response: Self.json(status: .internalServerError, Self.errorJSON(error.description)))
+            }
+        }
         if fault == .endless {
             return Answer(response: Self.png(n: n, body: FaultBodies.endless(state: state)), fault: ImageFault.endless.name)
         }
@@ -157,7 +165,7 @@ struct GalleryResponder: Sendable {
             body = FaultBodies.truncated(png)
         case .slow(let milliseconds):
             body = FaultBodies.slow(png, milliseconds: milliseconds, state: state)
-        case .serverError, .endless, .throttle:
+        case .serverError, .endless, .throttle, .large:
             preconditionFailure("answered above")
         }
         return Answer(response: Self.png(n: n, body: body), fault: fault?.name ?? "none")

@@ -158,6 +158,12 @@ public final class GalleryServer: Sendable {
         state.arrivals(prefix: GalleryCatalog.imagePath + "?")
     }
 
+    /// The exact bytes the `large:MEGABYTES` fault serves (made on first use, then kept), for a test to compare
+    /// a mirrored file with, and to have made before it measures a client.
+    public func largeImageBytes(megabytes: Int) throws -> [UInt8] {
+        try state.largePNG(megabytes: megabytes)
+    }
+
     /// Requests to `/gallery/image` with any query (valid or not) since start or the last reset.
     public var imageRequestCount: Int {
         state.imageRequestCount

@@ -1,3 +1,4 @@
+import EmojiArtPNG
 import Synchronization
 
 #if canImport(Glibc)
@@ -76,6 +77,17 @@ final class GalleryState: Sendable {
             state.changeStamp += 1
             return state.changeStamp
         }
+    }
+
+    /// The `large` fault's PNGs, by size in MiB, made once each.
+    private let largeImages = Mutex<[Int: [UInt8]]>([:])
+
+    /// The `large:MEGABYTES` fault's PNG, made on first use and kept.
+    func largePNG(megabytes: Int) throws(PNGEncodingError) -> [UInt8] {
+        if let made = largeImages.withLock({ $0[megabytes] }) { return made }
+        let png = try FaultBodies.largePNG(megabytes: megabytes)
+        largeImages.withLock { $0[megabytes] = png }
+        return png
     }
 
     // MARK: Counting
