@@ -1,3 +1,4 @@
+import CPNG
 import EmojiArtGallery
 import EmojiArtSync
 import Foundation
@@ -82,6 +83,51 @@ struct StreamedBodyTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_3.png")))
         #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "the cut body's temporary file was removed")
         #expect([1, 2, 4].allSatisfy { gallery.isMirrored($0, in: dir) })
+        await gallery.stop()
+    }
+}
+
+extension StreamedBodyTests {
+    /// 20 MiB of zeros deflated to a few KiB (`Content-Encoding: deflate`): libcurl inflates it on the way, the
+    /// inflated bytes go to the temporary file, not to memory, and the PNG check refuses them; the file goes.
+    /// With a smaller limit the same body is cut at the limit.
+    @Test func aDecompressionBombIsRefusedAndLeavesNoFile() async throws {
+        let gallery = try await GalleryFixture(count: 4)
+        var inflated = [UInt8](repeating: 0, count: 20 << 20)
+        var deflated = [UInt8](repeating: 0, count: Int(compressBound(uLong(inflated.count))))
+        var deflatedCount = uLongf(deflated.count)
+        let code = compress2(&deflated, &deflatedCount, &inflated, uLong(inflated.count), 9)
+        try #require(code == Z_OK)
+        inflated = []
+        let bomb = Array(deflated.prefix(Int(deflatedCount)))
+        let server = try CraftedHTTPServer { target in
+            guard target == "/gallery/image?2" else { return gallery.reply(for: target) }
+            return .respond(
+                status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "deflate")],
+                body: bomb)
+        }
+        defer { server.stop() }
+        let address = try ServerAddress(server.origin)
+        let dir = TemporaryDirectory("bomb")
+        let report = try await gallery.syncOnce(dir: dir.path) { configuration in
+            configuration.server = address
+            configuration.maxBodySize = AgentConfiguration(directory: configuration.directory).maxBodySize
+        }
+        #expect(bomb.count < 64 * 1024)
+        #expect(report.failures.map(\.key.rawValue) == ["/gallery/image?2"])
+        #expect(report.failures.first?.reason.contains("did not answer with a valid PNG") == true, "\(report.failures)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_2.png")))
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
+        #expect([1, 3].allSatisfy { gallery.isMirrored($0, in: dir) })
+
+        // A new directory: the first one has the answer on record as no image, and would not ask again soon.
+        let cappedDir = TemporaryDirectory("bomb-capped")
+        let capped = try await gallery.syncOnce(dir: cappedDir.path) { configuration in
+            configuration.server = address
+            configuration.maxBodySize = 1 << 20
+        }
+        #expect(capped.failures.first?.reason.contains("body larger than 1 MiB limit") == true, "\(capped.failures)")
+        #expect(cappedDir.names(in: ".emojiart-sync/tmp").isEmpty)
         await gallery.stop()
     }
 }
