@@ -22,7 +22,9 @@ import Synchronization
 ///   that a failing proxy is named as the proxy.
 /// - Bodies larger than `maxBodySize` fail with ``HTTPClientError/Kind/tooLarge(limit:)``,
 ///   decided from `Content-Length` before downloading when the server declares one, and while
-///   streaming otherwise; memory stays bounded by the limit.
+///   streaming otherwise; memory stays bounded by the limit. A request may hand the body of a `200` to an
+///   ``HTTPBodySink`` as it arrives (a file), so that memory per transfer is a buffer, not the body.
+/// - With `maxReceiveBytesPerSecond`, all transfers together receive no faster than that (``ReceiveBudget``).
 /// - Cancelling the calling task removes the transfer from libcurl and throws
 ///   `CancellationError` at once (not ``HTTPClientError``; see there).
 ///

@@ -64,7 +64,7 @@ public final class DiskStorage {
 
     /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644). Returns its
     /// path. On failure the partial file is removed. Runs on the blocking-I/O pool, off the actor (`...Now` runs
-    /// where it is called, for a small body: `AssetFetcher.fetchAndStage`): the file is private until `install`
+    /// where it is called): the file is private until `install`
     /// renames it. It is not flushed here: `GroupCommitter` flushes a whole batch with one
     /// `syncfs(2)` before any of it is renamed into place.
     public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
