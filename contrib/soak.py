@@ -226,7 +226,9 @@ def main():
             print(f"soak: no ENOSPC actions ({enospc_note})")
         mirror = os.path.join(fs if mounted else work, "mirror")
         filler = os.path.join(fs, "soak-filler")
-        agent = subprocess.Popen([args.agent, "--dir", mirror, "--server", url, "--interval", "5", "-q"])
+        # --max-body-size 4M: the endless fault is cut there (the 1G default would write a gibibyte per attempt).
+        agent = subprocess.Popen([args.agent, "--dir", mirror, "--server", url, "--interval", "5", "-q",
+                                  "--max-body-size", "4M"])
         agent_pid = agent.pid
         paths = {n: os.path.join(mirror, f) for n, f in names.items()}
         wanted = set(names.values())
@@ -440,8 +442,8 @@ def main():
         rss_ok = last[2] <= first_half_peak * 1.25 + 8192
         fds_ok = last[3] <= first[3] + 2
         threads_ok = last[4] <= first[4] + 2
-        # "Flat": after the allocator reaches its high-water mark (endless bodies are buffered up to the 4 MiB
-        # body limit, and glibc keeps freed heap), RSS must stop growing: the end is compared with the peak
+        # "Flat": after the allocator reaches its high-water mark (endless bodies go to disk up to the 4 MiB
+        # body limit the soak sets, and glibc keeps freed heap), RSS must stop growing: the end is compared with the peak
         # of the first half of the run, not with the idle start.
         print(f"soak: {args.minutes} min, {args.count} items ({len(numbers)} images), seed {args.seed}")
         print(f"soak: actions {dict(sorted(actions.items()))}")

@@ -49,4 +49,8 @@ static inline CURLMcode emojiart_curl_multi_setopt_long(CURLM *handle, CURLMopti
     return curl_multi_setopt(handle, option, value);
 }
 
+/* Macros Swift does not import (an expression, or a value it may not type as size_t). */
+static inline size_t emojiart_curl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+static inline int emojiart_curlpause_cont(void) { return CURLPAUSE_CONT; }
+
 #endif

@@ -22,7 +22,9 @@ import Synchronization
 ///   that a failing proxy is named as the proxy.
 /// - Bodies larger than `maxBodySize` fail with ``HTTPClientError/Kind/tooLarge(limit:)``,
 ///   decided from `Content-Length` before downloading when the server declares one, and while
-///   streaming otherwise; memory stays bounded by the limit.
+///   streaming otherwise; memory stays bounded by the limit. A request may hand the body of a `200` to an
+///   ``HTTPBodySink`` as it arrives (a file), so that memory per transfer is a buffer, not the body.
+/// - With `maxReceiveBytesPerSecond`, all transfers together receive no faster than that (``ReceiveBudget``).
 /// - Cancelling the calling task removes the transfer from libcurl and throws
 ///   `CancellationError` at once (not ``HTTPClientError``; see there).
 ///
@@ -91,8 +93,11 @@ public final class CurlHTTPClient: Sendable {
     /// large, truncated, unsupported URL, malformed header, TLS, shut down, ...), and
     /// `CancellationError` if the calling task is cancelled, in which case the transfer is
     /// abandoned at once.
+    /// `bodySink`, when given, receives the body of a `200` as it arrives (``HTTPBodySink``) and the response's
+    /// ``HTTPResponse/body`` is empty; the body limit still applies. A redirect's body never reaches it.
     public func get(
-        _ url: String, headers: HTTPHeaders = HTTPHeaders(), maxBodySize: Int? = nil, priority: RequestPriority = .normal
+        _ url: String, headers: HTTPHeaders = HTTPHeaders(), maxBodySize: Int? = nil, priority: RequestPriority = .normal,
+        bodySink: (any HTTPBodySink)? = nil
     ) async throws -> HTTPResponse {
         try Task.checkCancellation()
         // Refuse bad URLs and headers here, before the loop or libcurl's network code sees them.
@@ -100,7 +105,8 @@ public final class CurlHTTPClient: Sendable {
         let lines = try RequestHeaderLines(headers, url: url).lines
         var followed = 0
         while true {
-            let response = try await perform(target, headerLines: lines, maxBodySize: maxBodySize, priority: priority)
+            let response = try await perform(
+                target, headerLines: lines, maxBodySize: maxBodySize, priority: priority, bodySink: bodySink)
             guard configuration.maxRedirects > 0, response.isRedirect, let location = response.redirectURL else {
                 return response
             }
@@ -123,11 +129,11 @@ public final class CurlHTTPClient: Sendable {
 
     /// One request, no redirects followed: queues it on the loop and waits for its outcome.
     private func perform(
-        _ url: CurlURL, headerLines: [String], maxBodySize: Int?, priority: RequestPriority
+        _ url: CurlURL, headerLines: [String], maxBodySize: Int?, priority: RequestPriority, bodySink: (any HTTPBodySink)?
     ) async throws -> HTTPResponse {
         let request = CurlLoopMailbox.Request(
             id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: url, headerLines: headerLines,
-            maxBodySize: maxBodySize.map { max(0, $0) }, priority: priority, slot: RequestSlot())
+            maxBodySize: maxBodySize.map { max(0, $0) }, priority: priority, slot: RequestSlot(), bodySink: bodySink)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard request.slot.install(continuation) else { return }

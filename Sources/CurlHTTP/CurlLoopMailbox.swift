@@ -22,6 +22,8 @@ final class CurlLoopMailbox: Sendable {
         let priority: RequestPriority
         /// Where the result goes.
         let slot: RequestSlot
+        /// Where a `200`'s body goes instead of memory, if anywhere.
+        let bodySink: (any HTTPBodySink)?
     }
 
     /// What the loop found in the mailbox on one turn.

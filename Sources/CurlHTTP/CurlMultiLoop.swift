@@ -33,6 +33,8 @@ final class CurlMultiLoop {
     private var active: [UInt64: CurlTransfer] = [:]
     /// Requests waiting for a free transfer slot: urgent ones first, each kind oldest first.
     private var waiting = WaitingRequests()
+    /// The receive budget every transfer shares (`maxReceiveBytesPerSecond`), nil for no limit.
+    private let budget: ReceiveBudget?
 
     /// The longest `curl_multi_poll` sleeps when neither sockets, timers nor the mailbox call.
     /// Only a safety net: every mailbox write wakes the loop at once.
@@ -43,6 +45,7 @@ final class CurlMultiLoop {
         self.multi = multi
         self.mailbox = mailbox
         self.configuration = configuration
+        self.budget = configuration.maxReceiveBytesPerSecond.map { ReceiveBudget(bytesPerSecond: $0) }
     }
 
     /// Runs until the mailbox says stop, then fails whatever is left and removes and cleans up
@@ -55,6 +58,7 @@ final class CurlMultiLoop {
                 cancelTransfer(id: id)
             }
             if work.stopping { break }
+            resumeTransfersPausedForBudget()
             startWaitingTransfers()
 
             var running: Int32 = 0
@@ -65,7 +69,7 @@ final class CurlMultiLoop {
             collectFinishedTransfers()
             if hasStartableWork { continue }
 
-            let pollCode = curl_multi_poll(multi, nil, 0, Self.idlePollMilliseconds, nil)
+            let pollCode = curl_multi_poll(multi, nil, 0, pollMilliseconds, nil)
             if pollCode != CURLM_OK {
                 failAllActive(.multi("curl_multi_poll", pollCode))
                 // Do not spin if the handle is broken; the next mailbox message still gets through.
@@ -73,6 +77,25 @@ final class CurlMultiLoop {
             }
         }
         shutDown()
+    }
+
+    // MARK: - Bandwidth limit
+
+    /// Resumes the transfers the budget paused, once it has tokens again. libcurl may hand a resumed transfer's
+    /// kept chunk to its write callback inside `curl_easy_pause`, which may pause it again.
+    private func resumeTransfersPausedForBudget() {
+        guard let budget, !budget.paused.isEmpty, budget.hasTokens() else { return }
+        for id in budget.takePaused() {
+            guard let transfer = active[id] else { continue }  // cancelled or failed while paused
+            _ = curl_easy_pause(transfer.easy, emojiart_curlpause_cont())
+        }
+    }
+
+    /// How long `curl_multi_poll` may sleep: the idle safety net, or until the budget has tokens again for the
+    /// transfers it paused (paused sockets are not watched, so nothing else would wake the loop for them).
+    private var pollMilliseconds: Int32 {
+        guard let budget, !budget.paused.isEmpty else { return Self.idlePollMilliseconds }
+        return max(1, min(Self.idlePollMilliseconds, budget.millisecondsUntilTokens()))
     }
 
     // MARK: - Queue
@@ -105,7 +128,7 @@ final class CurlMultiLoop {
     private func start(_ request: CurlLoopMailbox.Request) {
         let transfer: CurlTransfer
         do {
-            transfer = try CurlTransfer(request: request, configuration: configuration)
+            transfer = try CurlTransfer(request: request, configuration: configuration, budget: budget)
         } catch {
             request.slot.finish(.failure(error))
             return
@@ -173,7 +196,7 @@ final class CurlMultiLoop {
         let connections = transfer.longInfo(CURLINFO_NUM_CONNECTS)
         mailbox.statistics.withLock { statistics in
             if succeeded { statistics.requestsSucceeded += 1 } else { statistics.requestsFailed += 1 }
-            statistics.bytesReceived += transfer.body.count
+            statistics.bytesReceived += transfer.receivedBodyBytes
             statistics.connectionsOpened += connections
             statistics.activeTransfers = active.count
         }
@@ -183,7 +206,7 @@ final class CurlMultiLoop {
         let connections = transfer.longInfo(CURLINFO_NUM_CONNECTS)
         mailbox.statistics.withLock { statistics in
             statistics.requestsCancelled += 1
-            statistics.bytesReceived += transfer.body.count
+            statistics.bytesReceived += transfer.receivedBodyBytes
             statistics.connectionsOpened += connections
             statistics.activeTransfers = active.count
         }

@@ -50,6 +50,8 @@ extension CurlTransfer {
             return (.timedOut, timeoutMessage())
         case CURLE_COULDNT_RESOLVE_HOST:
             return (.resolveFailed, "could not resolve host \(request.url.host) for \(url) (is the name right?)")
+        case CURLE_WRITE_ERROR where sinkFailed:
+            return (.transport, "could not store the body of \(url): \(request.bodySink?.failureDescription ?? "")")
         case CURLE_WRITE_ERROR where exceededBodyLimit:
             return (.tooLarge(limit: maxBodySize), "body larger than \(HTTPClientError.byteCount(maxBodySize)) limit: \(url)")
         case CURLE_FILESIZE_EXCEEDED:

@@ -22,12 +22,20 @@ final class CurlTransfer {
     let configuration: HTTPClientConfiguration
     /// The proxy the request goes through (`CURLOPT_PROXY`), nil for a direct connection.
     let proxy: HTTPProxy?
+    /// The client's shared receive budget (`--bwlimit`), nil for no limit.
+    let budget: ReceiveBudget?
     /// Body bytes received so far.
     private(set) var body: [UInt8] = []
     /// Headers of the latest response received so far.
     private(set) var headers = HTTPHeaders()
     /// Set when the write callback refused data because of ``maxBodySize``.
     private(set) var exceededBodyLimit = false
+    /// Body bytes received so far, kept or not (in ``body``, in the request's sink, or dropped).
+    private(set) var receivedBodyBytes = 0
+    /// Set when the request's body sink refused a chunk (its ``HTTPBodySink/failureDescription`` says why).
+    private(set) var sinkFailed = false
+    /// Whether this response's body goes to the request's sink: decided at the first chunk, from the status.
+    private var writesToSink: Bool?
     /// libcurl's detailed error text (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes).
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The extra request headers (`CURLOPT_HTTPHEADER`); libcurl reads the list during the
@@ -38,7 +46,9 @@ final class CurlTransfer {
     static let receiveBufferSize = 100 * 1024
 
     /// Creates the easy handle and sets every option; throws if libcurl rejects one.
-    init(request: CurlLoopMailbox.Request, configuration: HTTPClientConfiguration) throws(HTTPClientError) {
+    init(
+        request: CurlLoopMailbox.Request, configuration: HTTPClientConfiguration, budget: ReceiveBudget? = nil
+    ) throws(HTTPClientError) {
         guard let easy = curl_easy_init() else {
             throw HTTPClientError(
                 kind: .transport, url: request.url.string,
@@ -49,6 +59,7 @@ final class CurlTransfer {
         self.maxBodySize = request.maxBodySize ?? configuration.maxBodySize
         self.configuration = configuration
         self.proxy = configuration.proxyEnvironment.proxy(scheme: request.url.scheme, host: request.url.host)
+        self.budget = budget
         self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         try configure(configuration)
@@ -90,7 +101,9 @@ final class CurlTransfer {
         try set(CURLOPT_USERAGENT, configuration.userAgent, "CURLOPT_USERAGENT")
         // The receive buffer of the curl tool (100 KiB, against libcurl's 16 KiB): a 50 KB image comes in one
         // `recv` and one turn of the loop instead of four. Only transfers in progress hold one.
-        try set(CURLOPT_BUFFERSIZE, Self.receiveBufferSize, "CURLOPT_BUFFERSIZE")
+        // Under a bandwidth limit, smaller: a chunk may overdraw the shared budget by one buffer.
+        let bufferSize = budget?.receiveBufferSize(largest: Self.receiveBufferSize) ?? Self.receiveBufferSize
+        try set(CURLOPT_BUFFERSIZE, bufferSize, "CURLOPT_BUFFERSIZE")
         try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.wholeMillisecondsRoundedUp, "CURLOPT_CONNECTTIMEOUT_MS")
         try set(CURLOPT_TIMEOUT_MS, configuration.totalTimeout.wholeMillisecondsRoundedUp, "CURLOPT_TIMEOUT_MS")
         try set(CURLOPT_LOW_SPEED_LIMIT, configuration.lowSpeedLimitBytesPerSecond, "CURLOPT_LOW_SPEED_LIMIT")
@@ -123,14 +136,42 @@ final class CurlTransfer {
         try check(emojiart_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
     }
 
-    /// Write callback body: appends `chunk`, or refuses it (returns `false`) if the body would
-    /// exceed ``maxBodySize``.
+    /// What the write callback answers libcurl for `chunk`: its length when taken, `CURL_WRITEFUNC_PAUSE` when
+    /// the shared budget has no tokens (libcurl keeps the chunk and offers it again after the loop resumes the
+    /// transfer), 0 when it is refused (``maxBodySize``), which aborts the transfer.
+    fileprivate func receive(_ chunk: UnsafeRawBufferPointer) -> Int {
+        if let budget {
+            guard budget.hasTokens() else {
+                budget.notePaused(request.id)
+                return Int(emojiart_curl_writefunc_pause())
+            }
+            budget.spend(chunk.count)
+        }
+        return receiveBody(chunk) ? chunk.count : 0
+    }
+
+    /// Takes `chunk` into ``body``, or the request's sink for a `200`; refuses it (returns `false`) if the body
+    /// would exceed ``maxBodySize`` or the sink fails.
     fileprivate func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        let newCount = body.count + chunk.count
-        guard newCount <= maxBodySize else {
+        guard receivedBodyBytes + chunk.count <= maxBodySize else {
             exceededBodyLimit = true
             return false
         }
+        receivedBodyBytes += chunk.count
+        guard let sink = request.bodySink else { return keepInMemory(chunk) }
+        if writesToSink == nil { writesToSink = longInfo(CURLINFO_RESPONSE_CODE) == 200 }
+        if writesToSink == true {
+            sinkFailed = !sink.write(chunk)
+            return !sinkFailed
+        }
+        // Another status's body, with a sink given: enough of it for a message, the rest counted and dropped.
+        let room = HTTPBodySinkLimits.otherStatusBodyLimit - body.count
+        return room <= 0 || keepInMemory(UnsafeRawBufferPointer(rebasing: chunk.prefix(room)))
+    }
+
+    /// Appends `chunk` to ``body`` (``receivedBodyBytes`` has counted it and checked the limit).
+    private func keepInMemory(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        let newCount = body.count + chunk.count
         if newCount > body.capacity {
             // Grow geometrically, but never past the limit; start at the declared length if known.
             var target = max(newCount, body.capacity * 2)
@@ -219,13 +260,14 @@ extension CurlTransfer {
 }
 
 /// `CURLOPT_WRITEFUNCTION`: hands body bytes to the transfer; returning less than offered
-/// (0) makes libcurl abort with `CURLE_WRITE_ERROR`, which is how the size limit stops a transfer.
+/// (0) makes libcurl abort with `CURLE_WRITE_ERROR`, which is how the size limit stops a transfer, and
+/// `CURL_WRITEFUNC_PAUSE` pauses it (the bandwidth limit).
 private let curlWriteBody: emojiart_curl_write_callback = { data, size, count, userdata in
     guard let userdata else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
     let length = size * count
     guard length > 0, let data else { return length }
-    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    return transfer.receive(UnsafeRawBufferPointer(start: data, count: length))
 }
 
 /// `CURLOPT_HEADERFUNCTION`: hands one complete header line (with its CRLF) to the transfer.

@@ -53,6 +53,12 @@ public struct HTTPClientConfiguration: Sendable {
     /// hurt the machine.
     public var maxBodySize: Int
 
+    /// The most bytes per second all transfers together may receive (`--bwlimit`); nil for no limit. Shared by
+    /// every transfer of the client, as one budget (``ReceiveBudget``), not per transfer. The timeouts still
+    /// count: a transfer held back gets its turn every fraction of a second, but a body larger than
+    /// ``totalTimeout`` times its share of the rate cannot arrive.
+    public var maxReceiveBytesPerSecond: Int?
+
     /// The `User-Agent` header sent with every request, so server logs can tell the agent apart.
     public var userAgent: String
 
@@ -83,8 +89,10 @@ public struct HTTPClientConfiguration: Sendable {
         userAgent: String = "emojiart-sync",
         caCertificateFile: String? = nil,
         maxRedirects: Int = 5,
-        proxyEnvironment: ProxyEnvironment = .current
+        proxyEnvironment: ProxyEnvironment = .current,
+        maxReceiveBytesPerSecond: Int? = nil
     ) {
+        self.maxReceiveBytesPerSecond = maxReceiveBytesPerSecond
         self.maxConcurrentRequests = maxConcurrentRequests
         self.connectTimeout = connectTimeout
         self.lowSpeedLimitBytesPerSecond = lowSpeedLimitBytesPerSecond
@@ -106,6 +114,7 @@ extension HTTPClientConfiguration {
         copy.lowSpeedLimitBytesPerSecond = max(0, lowSpeedLimitBytesPerSecond)
         copy.maxBodySize = max(0, maxBodySize)
         copy.maxRedirects = max(0, maxRedirects)
+        copy.maxReceiveBytesPerSecond = maxReceiveBytesPerSecond.map { max(1, $0) }
         copy.connectTimeout = max(.milliseconds(1), connectTimeout)
         copy.totalTimeout = max(.milliseconds(1), totalTimeout)
         copy.lowSpeedTime = max(.seconds(1), lowSpeedTime)

@@ -76,6 +76,9 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     public var detail: String?
     /// The `errno` behind the failure (`CURLINFO_OS_ERRNO`, or `errno` of a POSIX call), if any.
     public var systemErrno: Int32?
+    /// How long the server asked the client to wait before asking again: the `Retry-After` of a `429` or `503`
+    /// (``RetryAfter``), nil when it sent none or one that does not parse.
+    public var retryAfter: Duration?
 
     /// Creates an error; prefer the specific factory methods inside the module.
     public init(
@@ -132,10 +135,16 @@ extension HTTPClientError {
 
     /// ``httpStatus(_:url:location:refusal:)`` for a response: its redirect target (resolved, else the raw
     /// `Location`) and why the client did not follow it.
+    /// A `429` or `503` with a `Retry-After` keeps the wait it asked for (``retryAfter``) and says it.
     public static func httpStatus(of response: HTTPResponse) -> HTTPClientError {
-        httpStatus(
+        var error = httpStatus(
             response.status, url: response.url, location: response.redirectURL ?? response.headers["location"],
             refusal: response.refusedRedirect)
+        if let wait = RetryAfter.wait(in: response) {
+            error.retryAfter = wait
+            error.message += " asking to wait \(wait.humanReadable) (Retry-After: \(response.headers["retry-after"] ?? ""))"
+        }
+        return error
     }
 
     /// The request could not be built as given; nothing was sent.

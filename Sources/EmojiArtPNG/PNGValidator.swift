@@ -25,9 +25,16 @@ public enum PNGValidator {
         _ bytes: [UInt8], level: PNGVerification = .structure, limits: PNGLimits = .default
     ) throws(PNGDefect) -> PNGInfo {
         try bytes.withUnsafeBufferPointer { (buffer) throws(PNGDefect) -> PNGInfo in
-            let info = try PNGChunkWalk.walk(buffer, limits: limits)
-            try LibPNGReader.read(buffer, decodeRows: level == .full, limits: limits)
-            return info
+            try validate(buffer, level: level, limits: limits)
         }
+    }
+
+    /// ``validate(_:level:limits:)`` for bytes that are not an array: a file mapped into memory, say.
+    public static func validate(
+        _ buffer: UnsafeBufferPointer<UInt8>, level: PNGVerification = .structure, limits: PNGLimits = .default
+    ) throws(PNGDefect) -> PNGInfo {
+        let info = try PNGChunkWalk.walk(buffer, limits: limits)
+        try LibPNGReader.read(buffer, decodeRows: level == .full, limits: limits)
+        return info
     }
 }

@@ -84,6 +84,12 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Abandon a transfer that receives nothing for this long, e.g. 30s, 2m\(Self.defaultText(.stallTimeout)).", valueName: "duration"))
     var stallTimeout: String?
 
+    @Option(name: .long, help: ArgumentHelp("The longest wait obeyed when the gallery answers 429 or 503 with Retry-After (no request for that URL, or for anything when the feed asked, until it is over), e.g. 10m, 1h\(Self.defaultText(.maxRetryAfter)).", valueName: "duration"))
+    var maxRetryAfter: String?
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Limit what all transfers together receive, in bytes per second: 512k, 10M (binary units, as rclone writes them), or off\(Self.defaultText(.bwlimit)).", valueName: "rate"))
+    var bwlimit: String?
+
     private static func defaultText(_ setting: RunSetting) -> String {
         setting.defaultValue.map { " (default: \($0))" } ?? ""
     }
@@ -113,6 +119,8 @@ struct RunOptions: ParsableArguments {
         given[.caCert] = caCert
         given[.connectTimeout] = connectTimeout
         given[.stallTimeout] = stallTimeout
+        given[.maxRetryAfter] = maxRetryAfter
+        given[.bwlimit] = bwlimit
         return given
     }
 

@@ -1,4 +1,5 @@
 import EmbeddedHTTP
+import EmojiArtPNG
 
 /// The response bodies and byte manipulations behind the ``ImageFault`` cases.
 ///
@@ -68,6 +69,38 @@ enum FaultBodies {
                         throw GalleryServerError(kind: .serverStopping, message: "slow body stopped: the server is stopping")
                     }
                 }
+            }
+        }
+    }
+
+    /// A valid PNG of about `megabytes` MiB: RGBA rows 2048 pixels wide of pseudo-random bytes (a pattern of
+    /// 64 KiB + 1 bytes repeated, longer than deflate's 32 KiB window, so it does not compress).
+    static func largePNG(megabytes: Int) throws(PNGEncodingError) -> [UInt8] {
+        let width = 2048
+        let height = (megabytes << 20) / (width * 4)
+        var generator = SplitMix64(seed: 0x1A_26E0)
+        var pattern = [UInt8]()
+        pattern.reserveCapacity(64 * 1024 + 8)
+        while pattern.count <= 64 * 1024 {
+            withUnsafeBytes(of: generator.next().littleEndian) { pattern.append(contentsOf: $0) }
+        }
+        pattern.removeLast(pattern.count - (64 * 1024 + 1))
+        var pixels = [UInt8]()
+        pixels.reserveCapacity(width * height * 4)
+        while pixels.count < width * height * 4 {
+            pixels.append(contentsOf: pattern.prefix(width * height * 4 - pixels.count))
+        }
+        return try PNGEncoder.encodeRGBA(width: width, height: height, pixels: pixels)
+    }
+
+    /// `png` in slices of 64 KiB with its `Content-Length`: a large body written from the one shared copy.
+    static func sliced(_ png: [UInt8]) -> HTTPServerResponseBody {
+        .stream(contentLength: png.count) { writer in
+            var offset = 0
+            while offset < png.count {
+                let end = min(offset + 64 * 1024, png.count)
+                try writer.write(png[offset..<end])
+                offset = end
             }
         }
     }

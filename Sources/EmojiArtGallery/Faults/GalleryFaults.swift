@@ -12,6 +12,8 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
     public var emptyFeed: Bool
     /// When set, the feed answers with this status (e.g. 500) and a JSON error body instead of items.
     public var feedStatus: Int?
+    /// When set, the feed is throttled as ``Throttle`` says (once per plan), then served.
+    public var feedThrottle: Throttle?
     /// Per-image faults, by N. An entry wins over ``allImages``.
     public var imageFaults: [Int: ImageFault]
     /// The fault for every image N without an entry in ``imageFaults``.
@@ -38,8 +40,10 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
         allImages: ImageFault? = nil,
         generation: Int = 0,
         extraFeedURLs: [String] = [],
-        droppedItems: [Int] = []
+        droppedItems: [Int] = [],
+        feedThrottle: Throttle? = nil
     ) {
+        self.feedThrottle = feedThrottle
         self.latencyMilliseconds = latencyMilliseconds
         self.emptyFeed = emptyFeed
         self.feedStatus = feedStatus
@@ -59,6 +63,7 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
 extension GalleryFaults: Codable {
     private enum CodingKeys: String, CodingKey {
         case latencyMilliseconds, emptyFeed, feedStatus, imageFaults, allImages, generation, extraFeedURLs, droppedItems
+        case feedThrottle
     }
 
     /// Decodes a plan in which every key is optional and takes its "no fault" default.
@@ -72,7 +77,8 @@ extension GalleryFaults: Codable {
             allImages: try container.decodeIfPresent(ImageFault.self, forKey: .allImages),
             generation: try container.decodeIfPresent(Int.self, forKey: .generation) ?? 0,
             extraFeedURLs: try container.decodeIfPresent([String].self, forKey: .extraFeedURLs) ?? [],
-            droppedItems: try container.decodeIfPresent([Int].self, forKey: .droppedItems) ?? []
+            droppedItems: try container.decodeIfPresent([Int].self, forKey: .droppedItems) ?? [],
+            feedThrottle: try container.decodeIfPresent(Throttle.self, forKey: .feedThrottle)
         )
         if let status = feedStatus, !(100...599).contains(status) {
             throw DecodingError.dataCorruptedError(
@@ -95,5 +101,6 @@ extension GalleryFaults: Codable {
         try container.encode(generation, forKey: .generation)
         try container.encode(extraFeedURLs, forKey: .extraFeedURLs)
         try container.encode(droppedItems, forKey: .droppedItems)
+        try container.encode(feedThrottle, forKey: .feedThrottle)
     }
 }

@@ -4,7 +4,8 @@
 /// always answer `200` with `{"error": "File not found."}`: that answer is itself the book's quirk.
 ///
 /// JSON form (used by `POST /_control/faults`): a string, `"corrupt"`, `"truncated"`,
-/// `"serverError"`, `"endless"`, `"changing"`, or `"slow:MILLISECONDS"` (e.g. `"slow:250"`).
+/// `"serverError"`, `"endless"`, `"changing"`, `"slow:MILLISECONDS"` (e.g. `"slow:250"`), or
+/// `"throttle:STATUS:SECONDS[:date]"` (``Throttle``), or `"large:MEGABYTES"` (1...1024).
 /// Strings rather than Swift's synthesized `{"slow":{"milliseconds":250}}` so that a shell
 /// script can write a fault plan by hand.
 public enum ImageFault: Sendable, Equatable, Hashable {
@@ -24,6 +25,11 @@ public enum ImageFault: Sendable, Equatable, Hashable {
     /// The normal PNG, but the body trickles out in slices spread over `milliseconds`
     /// (headers go first), so the whole transfer takes at least that long.
     case slow(milliseconds: Int)
+    /// `429` or `503` with a `Retry-After`, once per path (``Throttle``), then the normal PNG.
+    case throttle(Throttle)
+    /// A valid PNG of about `megabytes` MiB of incompressible pixels instead of the painted one (a photo-sized
+    /// body), streamed in slices; the same bytes for every image and request while the server runs.
+    case large(megabytes: Int)
 
     /// The fault's name in logs and JSON: `corrupt`, `slow:250`, ...
     public var name: String {
@@ -34,6 +40,8 @@ public enum ImageFault: Sendable, Equatable, Hashable {
         case .endless: "endless"
         case .changing: "changing"
         case .slow(let milliseconds): "slow:\(milliseconds)"
+        case .throttle(let throttle): throttle.name
+        case .large(let megabytes): "large:\(megabytes)"
         }
     }
 
@@ -46,6 +54,14 @@ public enum ImageFault: Sendable, Equatable, Hashable {
         case "endless": self = .endless
         case "changing": self = .changing
         default:
+            if let throttle = Throttle(name: name) {
+                self = .throttle(throttle)
+                return
+            }
+            if name.hasPrefix("large:"), let megabytes = Int(name.dropFirst("large:".count)), (1...1024).contains(megabytes) {
+                self = .large(megabytes: megabytes)
+                return
+            }
             guard name.hasPrefix("slow:"), let milliseconds = Int(name.dropFirst("slow:".count)), milliseconds >= 0 else {
                 return nil
             }
@@ -62,7 +78,7 @@ extension ImageFault: Codable {
         guard let fault = ImageFault(name: text) else {
             throw DecodingError.dataCorruptedError(
                 in: container,
-                debugDescription: "unknown image fault \"\(text)\"; expected corrupt, truncated, serverError, endless, changing or slow:MILLISECONDS"
+                debugDescription: "unknown image fault \"\(text)\"; expected corrupt, truncated, serverError, endless, changing, slow:MILLISECONDS, throttle:STATUS:SECONDS[:date] or large:MEGABYTES"
             )
         }
         self = fault

@@ -60,6 +60,9 @@ struct GalleryResponder: Sendable {
             return Answer(response: Self.methodNotAllowed(allow: "GET"))
         }
         if path == GalleryCatalog.feedPath {
+            if let throttle = faults.feedThrottle, let left = state.throttled(target: request.target, by: throttle) {
+                return Self.throttled(throttle, left: left)
+            }
             return feed(request.head, faults: faults)
         }
         return image(request.head, query: request.query.map(String.init) ?? "", faults: faults)
@@ -115,12 +118,26 @@ struct GalleryResponder: Sendable {
             }
             return Answer(response: Self.json(status: .ok, bytes: Self.notFoundBytes, validators: validators))
         }
-        let fault = faults.fault(forImage: n)
+        var fault = faults.fault(forImage: n)
+        if case .throttle(let throttle) = fault {
+            if let left = state.throttled(target: GalleryCatalog.imagePath + "?" + query, by: throttle) {
+                return Self.throttled(throttle, left: left)
+            }
+            fault = nil  // the window is over: the image as it is
+        }
         if fault == .serverError {
             return Answer(
                 response: Self.json(status: .internalServerError, #"{"error": "Internal server error (injected fault)."}"#),
                 fault: ImageFault.serverError.name
             )
+        }
+        if case .large(let megabytes) = fault {
+            do {
+                let png = try state.largePNG(megabytes: megabytes)
+                return Answer(response: Self.png(n: n, body: FaultBodies.sliced(png)), fault: fault?.name ?? "large")
+            } catch {
+                return Answer(response: Self.json(status: .internalServerError, Self.errorJSON(error.description)))
+            }
         }
         if fault == .endless {
             return Answer(response: Self.png(n: n, body: FaultBodies.endless(state: state)), fault: ImageFault.endless.name)
@@ -151,7 +168,7 @@ struct GalleryResponder: Sendable {
             body = FaultBodies.truncated(png)
         case .slow(let milliseconds):
             body = FaultBodies.slow(png, milliseconds: milliseconds, state: state)
-        case .serverError, .endless:
+        case .serverError, .endless, .throttle, .large:
             preconditionFailure("answered above")
         }
         return Answer(response: Self.png(n: n, body: body), fault: fault?.name ?? "none")
@@ -208,6 +225,14 @@ struct GalleryResponder: Sendable {
             headerFields: [.contentType: "application/octet-stream", .contentDisposition: "filename=\"\(n).tiff\""],
             body: body
         )
+    }
+
+    /// A ``Throttle``'s answer, `left` whole seconds before its window ends: its status, `Retry-After`, a JSON body.
+    private static func throttled(_ throttle: Throttle, left: Duration) -> Answer {
+        var response = json(
+            status: .init(code: throttle.status), #"{"error": "Slow down (injected fault)."}"#)
+        response.head.headerFields[.retryAfter] = throttle.retryAfter(remaining: left)
+        return Answer(response: response, fault: throttle.name)
     }
 
     /// `304 Not Modified`: the validators and no body (RFC 9110 section 15.4.5).

@@ -147,6 +147,23 @@ public final class GalleryServer: Sendable {
         state.requestCount(target: path)
     }
 
+    /// When each request to exactly this path and query arrived (this process's `ContinuousClock`), oldest
+    /// first, since start or the last reset: how a test checks a client's pacing (`Retry-After`).
+    public func requestTimes(path: String) -> [ContinuousClock.Instant] {
+        state.arrivals(target: path)
+    }
+
+    /// When each request to `/gallery/image` with any query arrived, oldest first.
+    public var imageRequestTimes: [ContinuousClock.Instant] {
+        state.arrivals(prefix: GalleryCatalog.imagePath + "?")
+    }
+
+    /// The exact bytes the `large:MEGABYTES` fault serves (made on first use, then kept), for a test to compare
+    /// a mirrored file with, and to have made before it measures a client.
+    public func largeImageBytes(megabytes: Int) throws -> [UInt8] {
+        try state.largePNG(megabytes: megabytes)
+    }
+
     /// Requests to `/gallery/image` with any query (valid or not) since start or the last reset.
     public var imageRequestCount: Int {
         state.imageRequestCount

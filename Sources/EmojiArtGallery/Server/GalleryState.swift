@@ -1,3 +1,4 @@
+import EmojiArtPNG
 import Synchronization
 
 #if canImport(Glibc)
@@ -31,6 +32,10 @@ final class GalleryState: Sendable {
         var requestsBeingAnswered = 0
         var peakRequestsBeingAnswered = 0
         var meeting: Meeting?
+        /// When the latest requests arrived (``arrivalsKept`` each), by path and query (for tests of a client's pacing).
+        var arrivals: [String: [ContinuousClock.Instant]] = [:]
+        /// The end of each path's ``Throttle`` window under the plan in force.
+        var throttleWindows: [String: ContinuousClock.Instant] = [:]
     }
 
     /// Image requests held until this many requests are being answered at once (see ``holdImageRequests``).
@@ -40,6 +45,8 @@ final class GalleryState: Sendable {
     }
 
     private let mutable: Mutex<Mutable>
+    /// Arrival times kept per target (the latest): enough for a test, bounded for a gallery that serves for days.
+    static let arrivalsKept = 64
 
     init(count: Int, faults: GalleryFaults, imageSize: GalleryImageSize) {
         self.count = count
@@ -59,7 +66,10 @@ final class GalleryState: Sendable {
     /// Replaces the fault plan; a new generation drops the previous generation's cached images.
     func setFaults(_ faults: GalleryFaults) {
         let generationChanged = mutable.withLock { state in
-            defer { state.faults = faults }
+            defer {
+                state.faults = faults
+                state.throttleWindows = [:]
+            }
             return state.faults.generation != faults.generation
         }
         revision.planChanged(to: faults)
@@ -76,12 +86,25 @@ final class GalleryState: Sendable {
         }
     }
 
+    /// The `large` fault's PNGs, by size in MiB, made once each.
+    private let largeImages = Mutex<[Int: [UInt8]]>([:])
+
+    /// The `large:MEGABYTES` fault's PNG, made on first use and kept.
+    func largePNG(megabytes: Int) throws(PNGEncodingError) -> [UInt8] {
+        if let made = largeImages.withLock({ $0[megabytes] }) { return made }
+        let png = try FaultBodies.largePNG(megabytes: megabytes)
+        largeImages.withLock { $0[megabytes] = png }
+        return png
+    }
+
     // MARK: Counting
 
     /// Counts one request to `target` (path and query); `isImage` adds it to the image total.
     func recordRequest(target: String, isImage: Bool) {
         mutable.withLock { state in
             state.counts[target, default: 0] += 1
+            state.arrivals[target, default: []].append(.now)
+            if state.arrivals[target, default: []].count > Self.arrivalsKept { state.arrivals[target]?.removeFirst() }
             state.total += 1
             if isImage { state.imageRequests += 1 }
         }
@@ -132,6 +155,29 @@ final class GalleryState: Sendable {
         mutable.withLock { $0.counts[target] ?? 0 }
     }
 
+    /// When each request to exactly `target` arrived, oldest first, since start or the last reset.
+    func arrivals(target: String) -> [ContinuousClock.Instant] {
+        mutable.withLock { $0.arrivals[target] ?? [] }
+    }
+
+    /// When each request whose target starts with `prefix` arrived, oldest first.
+    func arrivals(prefix: String) -> [ContinuousClock.Instant] {
+        mutable.withLock { state in state.arrivals.filter { $0.key.hasPrefix(prefix) }.flatMap(\.value).sorted() }
+    }
+
+    /// Whether a request to `target` now falls in its ``Throttle`` window (the first one opens it): the time left
+    /// of it; nil once the window is over (the request is served).
+    func throttled(target: String, by throttle: Throttle) -> Duration? {
+        let now = ContinuousClock.now
+        return mutable.withLock { state -> Duration? in
+            guard let end = state.throttleWindows[target] else {
+                state.throttleWindows[target] = now.advanced(by: .seconds(throttle.seconds))
+                return .seconds(throttle.seconds)
+            }
+            return now < end ? now.duration(to: end) : nil
+        }
+    }
+
     /// Requests to `/gallery/image` with any query.
     var imageRequestCount: Int {
         mutable.withLock { $0.imageRequests }
@@ -141,6 +187,7 @@ final class GalleryState: Sendable {
     func resetCounts() {
         mutable.withLock { state in
             state.counts = [:]
+            state.arrivals = [:]
             state.total = 0
             state.imageRequests = 0
             state.peakRequestsBeingAnswered = state.requestsBeingAnswered

@@ -18,8 +18,9 @@ public struct AgentConfiguration: Sendable {
     public var memoryLimit = 64 * 1024 * 1024
     public var verification: PNGVerification = .structure
     /// Largest image body accepted (an endless body is cut here); the feed has its own limit,
-    /// `GalleryFeed.maximumBodySize`. Bodies are buffered, so this times `concurrency` bounds their memory.
-    public var maxBodySize = 4 * 1024 * 1024
+    /// `GalleryFeed.maximumBodySize`. Bodies stream to their temporary file, so this bounds disk, not memory:
+    /// 1 GiB never refuses a photo and still stops a body that would never end.
+    public var maxBodySize = 1024 * 1024 * 1024
     /// How long connecting to the gallery (TCP and TLS) may take.
     public var connectTimeout: Duration = .seconds(10)
     /// A transfer slower than 1 byte/s for this long is abandoned.
@@ -29,6 +30,11 @@ public struct AgentConfiguration: Sendable {
     public var caCertificateFile: String?
     /// Extra attempts per access after a transient network failure.
     public var retries = 2
+    /// The longest wait obeyed when the gallery answers `429` or `503` with a `Retry-After`: a longer one is cut
+    /// to this, so a hostile or mistaken value cannot park the agent.
+    public var maxRetryAfter: Duration = .seconds(3600)
+    /// The most bytes per second all transfers together receive (`--bwlimit`); nil (the default) for no limit.
+    public var bandwidthLimit: Int?
     public var logLevel: Logger.Level = .info
     /// The log file; nil means `DIR/.emojiart-sync/sync.log`.
     public var logFile: String?

@@ -77,6 +77,9 @@ extension MirrorKeeper {
         status.lastPurge = lastPurge
         status.lastScrub = lastScrub
         status.lastMovedAside = database.lastMovedAside
+        status.waiting = fetcher.serverWaits.summary.map {
+            AgentStatus.Waiting(scope: $0.wholeGallery ? "gallery" : "urls", urls: $0.urls, status: $0.status, until: $0.until)
+        }
         status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
         return status
     }

@@ -1,3 +1,4 @@
+import CurlHTTP
 import FoundationEssentials
 import Logging
 
@@ -155,7 +156,9 @@ public final class MirrorKeeper {
             }
         } catch {
             feedFailures += 1
-            let delay = feedRetry.delay(afterAttempt: feedFailures)
+            var delay = feedRetry.delay(afterAttempt: feedFailures)
+            // The gallery asked to wait (`Retry-After`): the next poll comes after that, not at the backoff.
+            if let asked = (error as? HTTPClientError)?.retryAfter, asked > delay { delay = asked }
             nextPollAt = ContinuousClock.now.advanced(by: delay)
             fetcher.metrics.poll(.failed)
             lastPoll = AgentStatus.Poll(at: Date(), result: "failed", detail: String(describing: error))

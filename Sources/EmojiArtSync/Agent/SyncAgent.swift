@@ -47,13 +47,15 @@ public final class SyncAgent: Sendable {
         http.lowSpeedTime = configuration.stallTimeout
         http.maxBodySize = configuration.maxBodySize
         http.caCertificateFile = configuration.caCertificateFile
+        http.maxReceiveBytesPerSecond = configuration.bandwidthLimit
         http.userAgent = "emojiart-sync/\(EmojiArtSyncVersion.current)"
         self.client = try CurlHTTPClient(configuration: http)
         self.metricsRegistry = configuration.metricsListen.map { _ in PrometheusCollectorRegistry() }
         self.fetcher = AssetFetcher(
             client: client, server: configuration.server, verification: configuration.verification,
             retries: configuration.retries,
-            metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off)
+            metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off,
+            maximumRetryAfter: configuration.maxRetryAfter)
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
         self.database = ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger,
@@ -66,6 +68,16 @@ public final class SyncAgent: Sendable {
             logger.warning("file held by a run that crashed handed back", metadata: ["event": "conflict", "file": .string(name)])
         }
         try await database.setUp()
+        fetcher.serverWaits.observe { [logger, database] wait in
+            logger.warning("gallery asked to wait", metadata: [
+                "event": "wait", "url": .string(wait.url), "status": .stringConvertible(wait.status),
+                "scope": .string(wait.wholeGallery ? "gallery" : "url"),
+                "until": .string(ServerWaits.timestamp(wait.untilDate)),
+                "wait": .string(wait.obeyed.secondsText),
+                "capped": .stringConvertible(wait.capped),
+            ])
+            database.changes.ring()
+        }
     }
 
     /// One full pass (`--once`).

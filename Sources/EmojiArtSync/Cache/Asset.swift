@@ -25,6 +25,11 @@ public struct Asset: Sendable, Equatable {
         self.height = height
     }
 
+    /// An asset whose bytes went to a file as they arrived (validated from it): its facts, no bytes.
+    public init(streamed key: AssetKey, size: Int, sha256: String, width: UInt32, height: UInt32) {
+        self.init(key: key, size: size, sha256: sha256, width: width, height: height)
+    }
+
     /// An asset on disk trusted by its fingerprint, bytes not read.
     public init(trustedOnDisk key: AssetKey, size: Int, sha256: String) {
         self.key = key

@@ -1,3 +1,4 @@
+import CurlHTTP
 import FoundationEssentials
 import EmojiArtPNG
 
@@ -115,7 +116,7 @@ public final class ImageLoader {
     public func recordFailure(_ error: any Error, for key: AssetKey) {
         guard !(error is CancellationError) else { return }
         let attempts = (failures[key]?.attempts ?? 0) + 1
-        let delay: Duration
+        var delay: Duration
         if let onRecord = error as? UnusableAnswerOnRecord {
             delay = .seconds(max(0, onRecord.retryAt.timeIntervalSinceNow))
         } else if Self.answeredButUnusable(error) {
@@ -123,6 +124,8 @@ public final class ImageLoader {
         } else {
             delay = retryPolicy.delay(afterAttempt: attempts)
         }
+        // The server asked to wait (`Retry-After`): no retry before that, whatever the backoff says.
+        if let asked = (error as? HTTPClientError)?.retryAfter, asked > delay { delay = asked }
         failures.record(.init(error: error, attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
     }
 

@@ -16,7 +16,7 @@ extension AssetFetcher {
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let response: HTTPResponse
         do {
-            response = try await withRetries {
+            response = try await withRetries(url: url, wholeGallery: true) {
                 try Self.checked(
                     try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize),
                     conditional: !headers.isEmpty)
@@ -49,8 +49,10 @@ extension AssetFetcher {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
-        let response = try await withRetries {
-            try Self.checked(try await self.client.get(url, headers: headers, priority: priority), conditional: !headers.isEmpty)
+        let response = try await withRetries(url: url) {
+            try Self.checked(
+                try await self.client.get(url, headers: headers, maxBodySize: self.inMemoryBodyLimit, priority: priority),
+                conditional: !headers.isEmpty)
         }
         receivedBytes.add(response.body.count)
         metrics.fetched(bytes: response.body.count, duration: started.duration(to: .now))
@@ -64,6 +66,12 @@ extension AssetFetcher {
         }
         let asset = Asset(key: key, bytes: body, sha256: Asset.digest(body), width: info.width, height: info.height)
         return .fetched(asset, HTTPValidators(headers: response.headers))
+    }
+
+    /// The body limit of a fetch held in memory (a conditional refresh; misses stream to disk instead): the
+    /// client's, but no more than the agent reads back as an asset (`DiskStorage.maximumFileSize`).
+    var inMemoryBodyLimit: Int {
+        min(client.configuration.maxBodySize, DiskStorage.maximumFileSize)
     }
 
     /// `64 MiB` for a whole number of mebibytes, else ``ByteCount/format(_:)``.

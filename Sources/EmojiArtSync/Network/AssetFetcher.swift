@@ -21,11 +21,16 @@ public struct AssetFetcher: Sendable {
     public let metrics: SyncMetrics
     /// Bytes of asset bodies received (valid or not), shared by every copy of this fetcher.
     public let receivedBytes = ReceivedBytes()
+    /// The waits the gallery asked for (`Retry-After`), shared by every copy of this fetcher: every request
+    /// waits its turn there first.
+    public let serverWaits: ServerWaits
 
     public init(
         client: CurlHTTPClient, server: ServerAddress, verification: PNGVerification = .structure,
-        retries: Int = 2, retryPause: Duration = .milliseconds(250), metrics: SyncMetrics = .off
+        retries: Int = 2, retryPause: Duration = .milliseconds(250), metrics: SyncMetrics = .off,
+        maximumRetryAfter: Duration = .seconds(3600)
     ) {
+        self.serverWaits = ServerWaits(maximumWait: maximumRetryAfter)
         self.client = client
         self.server = server
         self.verification = verification
@@ -57,14 +62,25 @@ public struct AssetFetcher: Sendable {
         }
     }
 
-    /// Runs `operation`, again after a transient failure, at most ``retries`` more times.
-    func withRetries<Result>(_ operation: () async throws -> Result) async throws -> Result {
+    /// Runs `operation`, a request for `url`, again after a transient failure, at most ``retries`` more times.
+    ///
+    /// Each attempt first waits its turn at ``serverWaits``. An answer that asked to wait (`Retry-After` on a
+    /// `429` or `503`) is recorded there, for the whole gallery when `wholeGallery` (the feed), and its next
+    /// attempt, if any is left, goes when the wait is over instead of after the short pause.
+    func withRetries<Result>(
+        url: String, wholeGallery: Bool = false, _ operation: () async throws -> Result
+    ) async throws -> Result {
         var attempt = 0
         while true {
+            try await serverWaits.waitTurn(for: url)
             do {
                 return try await operation()
-            } catch let error as HTTPClientError where error.isTransient && attempt < retries {
-                try await Task.sleep(for: retryPause * (1 << attempt))
+            } catch var error as HTTPClientError where error.isTransient {
+                let obeyed = serverWaits.record(error, wholeGallery: wholeGallery)
+                // The caller's backoff (`ImageLoader`) sees the wait obeyed, not a longer one the cap cut.
+                if obeyed != nil { error.retryAfter = obeyed }
+                guard attempt < retries else { throw error }
+                if obeyed == nil { try await Task.sleep(for: retryPause * (1 << attempt)) }
                 attempt += 1
             }
         }

@@ -87,6 +87,24 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         }
     }
 
+    /// A wait the gallery asked for (`Retry-After` on a `429` or `503`) that is not over yet.
+    public struct Waiting: Codable, Sendable, Equatable {
+        /// `gallery` (the feed asked: polls and images wait) or `urls` (that many images wait).
+        public var scope: String
+        public var urls: Int
+        /// The status that asked, 429 or 503.
+        public var status: Int
+        /// When the (last) wait is over.
+        public var until: Date
+
+        public init(scope: String, urls: Int, status: Int, until: Date) {
+            self.scope = scope
+            self.urls = urls
+            self.status = status
+            self.until = until
+        }
+    }
+
     public var pid: Int32
     public var startedAt: Date
     public var updatedAt: Date
@@ -115,6 +133,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var nextPoll: Date?
     /// The agent's log file (`status --watch` shows its last events from it).
     public var logFile: String?
+    /// What the agent waits for because the gallery asked it to (`Retry-After`); nil when nothing.
+    public var waiting: Waiting?
 
     public init(pid: Int32, startedAt: Date, directory: String, server: String) {
         self.pid = pid
@@ -190,6 +210,13 @@ public struct AgentStatus: Codable, Sendable, Equatable {
             rows.append(("next poll", nextPoll > now ? "in \(Self.duration(Int(nextPoll.timeIntervalSince(now).rounded(.up)))) (\(Self.clockTime(nextPoll)))" : "due now"))
         }
         rows.append(("last error", lastError ?? "none"))
+        if let waiting, waiting.until > now {
+            let what = waiting.scope == "gallery"
+                ? "the whole gallery (the feed answered HTTP \(waiting.status) with Retry-After)"
+                : "\(waiting.urls) image\(waiting.urls == 1 ? "" : "s") (HTTP \(waiting.status) with Retry-After)"
+            let left = Self.duration(Int(waiting.until.timeIntervalSince(now).rounded(.up)))
+            rows.append(("waiting", "\(what) until \(Self.clockTime(waiting.until)), \(left) from now"))
+        }
         if let lastPurge {
             rows.append(("last purge", "\(lastPurge.scope), \(lastPurge.entries) entries, \(ByteCount.format(lastPurge.bytes)), \(Self.ago(lastPurge.at, now: now))"))
         }

@@ -1,6 +1,6 @@
 /// Where blocking file work runs: writing a large new file, `fsync`, reading a whole file to verify or hash it,
-/// `fsync` of the directory. (A small fetched body is written to its temporary file where it was hashed:
-/// `AssetFetcher.fetchAndStage`.) It goes to a thread pool of its own (``BlockingThreadPool``), so it never holds the
+/// `fsync` of the directory. (A fetched body is written to its temporary file as it arrives, on the HTTP client's
+/// thread: `StreamedBodyFile`.) It goes to a thread pool of its own (``BlockingThreadPool``), so it never holds the
 /// `SyncActor` nor one of the threads of Swift's cooperative pool, which has only as many threads as cores: on
 /// a 2-core machine one `fsync` there would stall half of the agent, a repair included.
 ///

@@ -69,7 +69,7 @@ public final class DiskStorage {
 
     /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644). Returns its
     /// path. On failure the partial file is removed. Runs on the blocking-I/O pool, off the actor (`...Now` runs
-    /// where it is called, for a small body: `AssetFetcher.fetchAndStage`): the file is private until `install`
+    /// where it is called): the file is private until `install`
     /// renames it. It is not flushed here: `GroupCommitter` flushes a whole batch with one
     /// `syncfs(2)` before any of it is renamed into place.
     public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
@@ -81,12 +81,19 @@ public final class DiskStorage {
     private nonisolated static let temporaryNamePrefix = "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))-"
     private nonisolated static let temporaryNameCounter = Atomic<UInt64>(0)
 
-    /// `writeTemporaryFile(_:in:)` on the calling thread.
-    nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
+    /// A new, uniquely named file in `directory` (`O_EXCL`, mode 0644), open for writing: its descriptor and
+    /// path. The caller closes it, and removes it unless it hands the path on.
+    nonisolated static func createTemporaryFile(in directory: String) throws(SyncError) -> (fd: Int32, path: String) {
         let number = temporaryNameCounter.wrappingAdd(1, ordering: .relaxed).newValue
         let path = directory + "/" + temporaryNamePrefix + String(number)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
+        return (fd, path)
+    }
+
+    /// `writeTemporaryFile(_:in:)` on the calling thread.
+    nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
+        let (fd, path) = try createTemporaryFile(in: directory)
         var failure: SyncError?
         bytes.withUnsafeBytes { buffer in
             var offset = 0

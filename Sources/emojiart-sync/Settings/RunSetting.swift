@@ -24,6 +24,8 @@ enum RunSetting: String, CaseIterable, Sendable {
     case caCert = "ca-cert"
     case connectTimeout = "connect-timeout"
     case stallTimeout = "stall-timeout"
+    case maxRetryAfter = "max-retry-after"
+    case bwlimit
 
     var option: String { "--" + rawValue }
 
@@ -54,7 +56,7 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .concurrency: "8"
         case .memoryLimit: "64M"
         case .verify: "structure"
-        case .maxBodySize: "4M"
+        case .maxBodySize: "1G"
         case .retries: "2"
         case .logMaxSize: "16M"
         case .logKeep: "5"
@@ -62,6 +64,8 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .logFormat: "logfmt"
         case .connectTimeout: "10s"
         case .stallTimeout: "30s"
+        case .maxRetryAfter: "1h"
+        case .bwlimit: "off"
         }
     }
 }

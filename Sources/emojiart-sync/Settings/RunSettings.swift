@@ -34,6 +34,9 @@ struct RunSettings {
     var caCert: String?
     var connectTimeout: Duration
     var stallTimeout: Duration
+    var maxRetryAfter: Duration
+    /// Bytes per second for all transfers together; nil: no limit.
+    var bwlimit: Int?
 
     init(_ resolver: SettingsResolver) throws(SettingsError) {
         func text(_ setting: RunSetting) throws(SettingsError) -> (value: String?, source: String) {
@@ -125,6 +128,8 @@ struct RunSettings {
         }
         connectTimeout = try duration(.connectTimeout, .milliseconds(100)...(.seconds(600)), "100ms...10m")
         stallTimeout = try duration(.stallTimeout, .seconds(1)...(.seconds(3600)), "1s...1h")
+        maxRetryAfter = try duration(.maxRetryAfter, .zero...(.seconds(86_400)), "0s...1d")
+        bwlimit = try Self.rate(text(.bwlimit))
         let (caCert, caCertSource) = try text(.caCert)
         if let caCert, !caCert.isEmpty {
             if let problem = Self.unreadableFileProblem(caCert) {
@@ -146,6 +151,22 @@ struct RunSettings {
             throw SettingsError("--log-file: \"-\" is not a file; log lines go to standard error unless --quiet, and --log-file none writes no file (\(given.source))")
         case let path?: return (path, true)
         }
+    }
+
+    /// The smallest `--bwlimit`: below it a gallery image would take most of a minute.
+    static let smallestRate = 1024
+
+    /// `--bwlimit`'s value: `off` (or 0) for no limit, else bytes per second as a size (`512k`, `10M`: binary
+    /// units, as rclone writes them; a plain number is bytes), at least ``smallestRate``.
+    private static func rate(_ given: (value: String?, source: String)) throws(SettingsError) -> Int? {
+        let text = given.value ?? "off"
+        if text.lowercased() == "off" { return nil }
+        guard let rate = ByteCount.parse(text), rate == 0 || rate >= smallestRate else {
+            throw SettingsError(
+                "\(RunSetting.bwlimit.option): cannot read \"\(text)\" as a rate of at least 1k bytes per second, "
+                    + "e.g. 512k, 10M, or off (\(given.source))")
+        }
+        return rate == 0 ? nil : rate
     }
 
     /// Why `path` cannot be read as a file (`No such file or directory`, `not a regular file`), or nil.
@@ -190,6 +211,8 @@ struct RunSettings {
         configuration.caCertificateFile = caCert
         configuration.connectTimeout = connectTimeout
         configuration.stallTimeout = stallTimeout
+        configuration.maxRetryAfter = maxRetryAfter
+        configuration.bandwidthLimit = bwlimit
         if let progressLine {
             configuration.onProgress = { progressLine.update($0) }
         }

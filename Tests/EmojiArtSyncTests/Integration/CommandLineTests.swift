@@ -137,7 +137,9 @@ struct CommandLineTests {
         let gallery = try await GalleryFixture(count: 5, faults: GalleryFaults(imageFaults: [1: .slow(milliseconds: 20_000), 2: .endless]))
         let out = TemporaryDirectory("term-out")
         let dir = TemporaryDirectory("term")
-        let agent = try AgentProcess(["--dir", dir.path, "--server", gallery.baseURL, "-q"], outputDirectory: out.path)
+        // The endless body is cut at 4 MiB, not the default 1 GiB it would otherwise write to disk meanwhile.
+        let agent = try AgentProcess(
+            ["--dir", dir.path, "--server", gallery.baseURL, "-q", "--max-body-size", "4M"], outputDirectory: out.path)
         defer { agent.signal(SIGKILL) }
         // Image 1's request reached the gallery, which holds it for 20 s: a transfer is in flight.
         #expect(await eventually { gallery.server.requestCount(path: "/gallery/image?1") >= 1 })

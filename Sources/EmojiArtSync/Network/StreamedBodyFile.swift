@@ -1,0 +1,120 @@
+import CurlHTTP
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One body on its way to disk: a new temporary file in the sync directory's temporary folder, written through a
+/// bounded buffer and hashed (SHA-256) as the bytes come, on the HTTP client's loop thread (an `HTTPBodySink`).
+/// Memory per transfer is the buffer, whatever the body's size.
+///
+/// Owns the file until ``finish()`` hands its path on; until then, and whenever it is dropped unfinished (a
+/// transfer that failed, was cut short or was cancelled), the file is removed: no temporary file outlives a
+/// failure. Its state sits behind a `Mutex` because the loop thread writes and the fetching task finishes.
+final class StreamedBodyFile: HTTPBodySink {
+    /// What a finished body is: where, how long, its digest.
+    struct Finished: Sendable {
+        let path: String
+        let size: Int
+        /// Lowercase hex SHA-256 of the bytes.
+        let sha256: String
+    }
+
+    /// The buffer in front of `write(2)`: a few of libcurl's receive buffers, so a file of any size costs a
+    /// system call per quarter mebibyte.
+    static let bufferSize = 256 * 1024
+
+    private struct State: ~Copyable {
+        var fd: Int32
+        var buffer: [UInt8]
+        var size = 0
+        var digest = SHA256Digest()
+        var failure: String?
+        var handedOn = false
+    }
+
+    let path: String
+    private let state: Mutex<State>
+
+    /// Creates the file in `directory`.
+    init(in directory: String) throws(SyncError) {
+        let (fd, path) = try DiskStorage.createTemporaryFile(in: directory)
+        self.path = path
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.bufferSize)
+        state = Mutex(State(fd: fd, buffer: buffer))
+    }
+
+    deinit {
+        state.withLock { state in
+            if state.fd >= 0 { close(state.fd) }
+            if !state.handedOn { unlink(path) }
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // The chunk goes in as an address and a count: a pointer is not `Sendable`, and the lock's region
+        // checking would otherwise tie the state to it. It is only read, inside this call, as libcurl allows.
+        let (address, count) = (UInt(bitPattern: bytes.baseAddress), bytes.count)
+        return state.withLock { state in
+            let chunk = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count)
+            guard state.failure == nil, state.fd >= 0 else { return false }
+            state.digest.update(chunk)
+            state.size += chunk.count
+            if state.buffer.count + chunk.count > Self.bufferSize, !Self.flush(&state) { return false }
+            if chunk.count >= Self.bufferSize {
+                return Self.writeAll(chunk, &state)
+            }
+            state.buffer.append(contentsOf: chunk)
+            return true
+        }
+    }
+
+    var failureDescription: String {
+        state.withLock { $0.failure ?? "the body's temporary file is closed" }
+    }
+
+    /// Writes what is buffered and closes the file; the caller owns the path from here on (``Finished``). The
+    /// file is not flushed: the committer flushes a batch at once, as for every staged file.
+    func finish() throws(SyncError) -> Finished {
+        let outcome = state.withLock { state -> Result<Finished, SyncError> in
+            if state.failure == nil { _ = Self.flush(&state) }
+            if let failure = state.failure {
+                return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
+            }
+            if close(state.fd) != 0 {
+                let code = errno
+                state.fd = -1
+                return .failure(SyncError.system("close", path: path, errno: code, hint: "cannot write the asset"))
+            }
+            state.fd = -1
+            state.handedOn = true
+            var digest = SHA256Digest()
+            swap(&digest, &state.digest)
+            return .success(Finished(path: path, size: state.size, sha256: SHA256Digest.hexString(digest.finalize())))
+        }
+        return try outcome.get()
+    }
+
+    private static func flush(_ state: inout State) -> Bool {
+        guard !state.buffer.isEmpty else { return true }
+        let written = state.buffer.withUnsafeBytes { writeAll($0, &state) }
+        state.buffer.removeAll(keepingCapacity: true)
+        return written
+    }
+
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, _ state: inout State) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(state.fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                state.failure = "\(String(cString: strerror(errno))) (errno \(errno)): cannot write the asset (disk full?)"
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+}

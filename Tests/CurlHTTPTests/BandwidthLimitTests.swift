@@ -1,0 +1,71 @@
+import CurlHTTP
+import TestSupport
+import Testing
+
+/// `maxReceiveBytesPerSecond` limits what all transfers of a client receive together. Only lower bounds are
+/// asserted (a loaded machine is slower, never faster); the bytes must still arrive whole. The bounds allow for
+/// the bucket's first tenth of a second and one chunk (a tenth of a second's worth) per transfer taken on credit
+/// at the end: 200 KB at 100 KiB/s is at least (200,000 - 10,240 - 10,240 per transfer) / 102,400 s.
+@Suite("Bandwidth limit", .timeLimit(.minutes(1)))
+struct BandwidthLimitTests {
+    static func body(_ count: Int, seed: Int) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131 &+ seed) >> 3) }
+    }
+
+    @Test("one transfer of 200 KB at 100 KiB/s takes at least 1.7 s and arrives whole")
+    func oneTransfer() async throws {
+        let body = Self.body(200_000, seed: 1)
+        let server = try TestHTTPServer { _ in .respond(status: 200, body: body) }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxReceiveBytesPerSecond: 100 * 1024))
+        defer { client.shutdown() }
+        let started = ContinuousClock.now
+        let received = try await client.fetch(server.url("/big"))
+        #expect(ContinuousClock.now - started >= .milliseconds(1_700))
+        #expect(received == body)
+    }
+
+    /// A per-transfer limit (libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`) would let four transfers take 0.5 s.
+    @Test("four transfers of 50 KB at once share 100 KiB/s: at least 1.4 s for the four")
+    func transfersShareOneBudget() async throws {
+        let server = try TestHTTPServer { request in
+            .respond(status: 200, body: Self.body(50_000, seed: Int(request.target.dropFirst(3)) ?? 0))
+        }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4, maxReceiveBytesPerSecond: 100 * 1024))
+        defer { client.shutdown() }
+        let started = ContinuousClock.now
+        let bodies = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+            for index in 0..<4 {
+                group.addTask { (index, try await client.fetch(server.url("/n/\(index)"))) }
+            }
+            var bodies: [Int: [UInt8]] = [:]
+            for try await (index, body) in group { bodies[index] = body }
+            return bodies
+        }
+        #expect(ContinuousClock.now - started >= .milliseconds(1_400))
+        for index in 0..<4 { #expect(bodies[index] == Self.body(50_000, seed: index), "body \(index)") }
+        #expect(client.statistics.peakActiveTransfers == 4, "the four ran at once")
+    }
+}
+
+extension BandwidthLimitTests {
+    /// A transfer that starts while another is under way is not starved: both get about half of the budget, so
+    /// the later one (a repair, say) is done about when the earlier one is, not after it.
+    @Test("transfers share the budget evenly: a later one is not starved by an earlier one")
+    func evenShares() async throws {
+        let server = try TestHTTPServer { request in .respond(status: 200, body: Self.body(150_000, seed: request.target.count)) }
+        defer { server.stop() }
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4, maxReceiveBytesPerSecond: 100 * 1024))
+        defer { client.shutdown() }
+        let started = ContinuousClock.now
+        let first = Task { _ = try await client.fetch(server.url("/first")); return ContinuousClock.now }
+        #expect(await eventually { server.requestCount("/first") == 1 })
+        let second = Task { _ = try await client.fetch(server.url("/second-one")); return ContinuousClock.now }
+        let (firstDone, secondDone) = (try await first.value, try await second.value)
+        #expect(started.duration(to: firstDone) >= .milliseconds(2_000), "the first did not share")
+        // Alone, the first would take 1.4 s; sharing, about 2.8 s for both. Starved, the second would end ~1.4 s
+        // after the first.
+        #expect(firstDone.duration(to: secondDone) < .milliseconds(700), "the second ended long after the first")
+    }
+}
