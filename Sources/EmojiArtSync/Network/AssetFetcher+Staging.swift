@@ -31,7 +31,7 @@ extension AssetFetcher {
         let started = ContinuousClock.now
         let (body, validators) = try await withRetries(url: url) {
             // A new file per attempt: the one of a failed attempt goes with its sink.
-            let file = try StreamedBodyFile(in: temporaryDirectory)
+            let file = StreamedBodyFile(in: temporaryDirectory)
             let response = try await self.client.get(url, priority: priority, bodySink: file)
             guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
             return (try file.finish(), HTTPValidators(headers: response.headers))

@@ -9,6 +9,10 @@ import Glibc
 /// bounded buffer and hashed (SHA-256) as the bytes come, on the HTTP client's loop thread (an `HTTPBodySink`).
 /// Memory per transfer is the buffer, whatever the body's size.
 ///
+/// The file is made at the first byte of a body the client hands on (a 200's), not when the request starts: an
+/// answer that is an error (a 500, a 429, a 304) makes no file, so it costs no create and unlink, and a file
+/// made before DIR turned read-only cannot be left behind by an error answer that comes after.
+///
 /// Owns the file until ``finish()`` hands its path on; until then, and whenever it is dropped unfinished (a
 /// transfer that failed, was cut short or was cancelled), the file is removed: no temporary file outlives a
 /// failure. Its state sits behind a `Mutex` because the loop thread writes and the fetching task finishes.
@@ -26,7 +30,10 @@ final class StreamedBodyFile: HTTPBodySink {
     static let bufferSize = 256 * 1024
 
     private struct State: ~Copyable {
-        var fd: Int32
+        /// -1 until the first byte (or ``finish()`` of an empty body) makes the file, and again once closed.
+        var fd: Int32 = -1
+        /// The file's path, once made.
+        var path: String?
         var buffer: [UInt8]
         var size = 0
         var digest = SHA256Digest()
@@ -34,22 +41,34 @@ final class StreamedBodyFile: HTTPBodySink {
         var handedOn = false
     }
 
-    let path: String
+    /// The temporary folder the file is made in.
+    let directory: String
     private let state: Mutex<State>
 
-    /// Creates the file in `directory`.
-    init(in directory: String) throws(SyncError) {
-        let (fd, path) = try DiskStorage.createTemporaryFile(in: directory)
-        self.path = path
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(Self.bufferSize)
-        state = Mutex(State(fd: fd, buffer: buffer))
+    /// A body that will be written into a new file in `directory` once its first byte comes.
+    init(in directory: String) {
+        self.directory = directory
+        state = Mutex(State(buffer: []))
     }
 
     deinit {
         state.withLock { state in
             if state.fd >= 0 { close(state.fd) }
-            if !state.handedOn { unlink(path) }
+            if !state.handedOn, let path = state.path { unlink(path) }
+        }
+    }
+
+    /// Makes the file (and the buffer) at the first byte; false, with the failure kept, when it cannot be made.
+    private func makeFile(_ state: inout State) -> Bool {
+        guard state.path == nil else { return state.fd >= 0 }
+        do {
+            let (fd, path) = try DiskStorage.createTemporaryFile(in: directory)
+            (state.fd, state.path) = (fd, path)
+            state.buffer.reserveCapacity(Self.bufferSize)
+            return true
+        } catch {
+            state.failure = error.message
+            return false
         }
     }
 
@@ -59,7 +78,7 @@ final class StreamedBodyFile: HTTPBodySink {
         let (address, count) = (UInt(bitPattern: bytes.baseAddress), bytes.count)
         return state.withLock { state in
             let chunk = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count)
-            guard state.failure == nil, state.fd >= 0 else { return false }
+            guard state.failure == nil, makeFile(&state) else { return false }
             state.digest.update(chunk)
             state.size += chunk.count
             if state.buffer.count + chunk.count > Self.bufferSize, !Self.flush(&state) { return false }
@@ -79,7 +98,9 @@ final class StreamedBodyFile: HTTPBodySink {
     /// file is not flushed: the committer flushes a batch at once, as for every staged file.
     func finish() throws(SyncError) -> Finished {
         let outcome = state.withLock { state -> Result<Finished, SyncError> in
-            if state.failure == nil { _ = Self.flush(&state) }
+            // An empty body made no file yet: it gets one too (an empty file is then refused as not a PNG).
+            if state.failure == nil, makeFile(&state) { _ = Self.flush(&state) }
+            let path = state.path ?? directory
             if let failure = state.failure {
                 return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
             }
