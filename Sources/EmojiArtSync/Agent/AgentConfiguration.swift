@@ -66,7 +66,7 @@ public struct AgentConfiguration: Sendable {
     public var fallbackRescanInterval: Duration = .seconds(30)
 
     /// What a test makes happen inside this agent's file decisions; nil outside tests.
-    var storageTestHooks: StorageTestHooks?
+    var testHooks: AgentTestHooks?
 
     public init(directory: SyncDirectory) {
         self.directory = directory

@@ -37,7 +37,7 @@ struct FeedPass {
             var batch = 0
             while start < entries.endIndex, !Task.isCancelled {
                 let end = min(start + Self.batchSize, entries.endIndex)
-                await DatabaseTestHooks.runBeforePassBatch(batch)
+                await database.storage.status.hooks?.runBeforePassBatch(batch)
                 batch += 1
                 await database.urgentLane.waitUntilClear()
                 let answer = await database.answer(entries[start..<end])

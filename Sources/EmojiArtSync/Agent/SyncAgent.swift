@@ -59,7 +59,7 @@ public final class SyncAgent: Sendable {
         self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
         self.database = ImageDatabase(
             directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger,
-            storageTestHooks: configuration.storageTestHooks)
+            testHooks: configuration.testHooks)
         self.engine = SyncEngine(
             database: database, fetcher: fetcher, accessWindow: configuration.accessWindow,
             maxDeletePercent: configuration.maxDeletePercent, logger: logger,

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import Logging
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -61,7 +60,7 @@ extension ImageDatabase {
             throw conflict(asset.key, path: path, what: refusal, occupant: before)
         }
         let fingerprint = try status.fingerprint(of: path)
-        let existing = await Self.digestOfFile(at: path)
+        let existing = await Self.digestOfFile(at: path, hooks: status.hooks)
         // Reentrancy: the file may have been swapped, linked or changed while it was read.
         let after = try status.occupant(at: path)
         guard let fingerprint, existing == asset.sha256, try status.fingerprint(of: path) == fingerprint,
@@ -81,46 +80,11 @@ extension ImageDatabase {
         ])
     }
 
-    private nonisolated static func digestOfFile(at path: String) async -> String? {
+    private nonisolated static func digestOfFile(at path: String, hooks: AgentTestHooks?) async -> String? {
         await BlockingIO.run {
-            defer { DatabaseTestHooks.runAfterAdoptionRead(path) }
+            defer { hooks?.runAfterAdoptionRead(path) }
             guard let bytes = try? DiskStorage.readFile(at: path) else { return nil }
             return Asset.digest(bytes)
         }
-    }
-}
-
-/// Hooks a test sets to act at an exact moment inside the database's work (the one place a race can be made
-/// to happen on purpose). Unset, they cost a lock and a nil check.
-public enum DatabaseTestHooks {
-    private static let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
-    private static let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
-    private static let beforeCommitBatch = Mutex<(@Sendable () async -> Void)?>(nil)
-
-    /// Runs `hook` before the committer takes each batch from its queue (the files queued meanwhile join it).
-    public static func setBeforeCommitBatch(_ hook: (@Sendable () async -> Void)?) {
-        beforeCommitBatch.withLock { $0 = hook }
-    }
-
-    static func runBeforeCommitBatch() async {
-        if let hook = beforeCommitBatch.withLock({ $0 }) { await hook() }
-    }
-
-    /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.
-    public static func setBeforePassBatch(_ hook: (@Sendable (Int) async -> Void)?) {
-        beforePassBatch.withLock { $0 = hook }
-    }
-
-    static func runBeforePassBatch(_ batch: Int) async {
-        if let hook = beforePassBatch.withLock({ $0 }) { await hook(batch) }
-    }
-
-    /// Runs `hook` with the path each time a file considered for adoption has been read, before the verdict.
-    public static func setAfterAdoptionRead(_ hook: (@Sendable (String) -> Void)?) {
-        afterAdoptionRead.withLock { $0 = hook }
-    }
-
-    static func runAfterAdoptionRead(_ path: String) {
-        afterAdoptionRead.withLock { $0 }?(path)
     }
 }

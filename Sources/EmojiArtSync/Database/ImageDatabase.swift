@@ -84,14 +84,14 @@ public final class ImageDatabase {
     public internal(set) var lastAssetFailure: (message: String, at: Date)?
 
     public nonisolated convenience init(directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger) {
-        self.init(directory: directory, loader: loader, fetcher: fetcher, logger: logger, storageTestHooks: nil)
+        self.init(directory: directory, loader: loader, fetcher: fetcher, logger: logger, testHooks: nil)
     }
 
-    /// `storageTestHooks`: what a test makes happen inside this agent's file decisions (nil outside tests).
+    /// `testHooks`: what a test makes happen inside this agent's file decisions (nil outside tests).
     nonisolated init(
-        directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger, storageTestHooks: StorageTestHooks?
+        directory: SyncDirectory, loader: ImageLoader, fetcher: AssetFetcher, logger: Logger, testHooks: AgentTestHooks?
     ) {
-        self.storage = DiskStorage(directory: directory, hooks: storageTestHooks)
+        self.storage = DiskStorage(directory: directory, hooks: testHooks)
         self.loader = loader
         self.fetcher = fetcher
         self.logger = logger

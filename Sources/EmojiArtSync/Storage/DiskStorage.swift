@@ -26,7 +26,7 @@ public final class DiskStorage {
     /// Holds renames into DIR while DIR is being emptied; the watcher feeds it.
     nonisolated let gate: RenameGate
 
-    nonisolated init(directory: SyncDirectory, hooks: StorageTestHooks? = nil) {
+    nonisolated init(directory: SyncDirectory, hooks: AgentTestHooks? = nil) {
         self.directory = directory
         self.status = PathStatus(hooks: hooks)
         let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])

@@ -95,7 +95,7 @@ public final class GroupCommitter {
     /// Commits batches until nothing is waiting: each batch is what arrived while the previous one was committed.
     private func drain() async {
         while !queue.isEmpty {
-            await DatabaseTestHooks.runBeforeCommitBatch()
+            await storage.status.hooks?.runBeforeCommitBatch()
             let batch = queue
             queue.removeAll(keepingCapacity: true)
             let outcomes = await commitBatch(batch.map(\.file))

@@ -24,12 +24,12 @@ import Glibc
 final class OwnershipGuard {
     let directory: SyncDirectory
     private let status: PathStatus
-    private let hooks: StorageTestHooks?
+    private let hooks: AgentTestHooks?
     /// Told of each name the guard takes out of DIR, so its event is not counted as a person's deletion.
     private let gate: RenameGate?
     private var taken = 0
 
-    nonisolated init(directory: SyncDirectory, status: PathStatus, gate: RenameGate?, hooks: StorageTestHooks?) {
+    nonisolated init(directory: SyncDirectory, status: PathStatus, gate: RenameGate?, hooks: AgentTestHooks?) {
         self.directory = directory
         self.status = status
         self.gate = gate

@@ -7,7 +7,7 @@ import Glibc
 /// else is there": a decision made from it (repair, release, remove) would be wrong, so the work waits for the
 /// next look instead. Goes through the agent's test hooks, if any.
 struct PathStatus: Sendable {
-    let hooks: StorageTestHooks?
+    let hooks: AgentTestHooks?
 
     /// The status of `path` (never following a link), nil when nothing is there. Throws any other failure.
     func status(of path: String) throws(SyncError) -> stat? {

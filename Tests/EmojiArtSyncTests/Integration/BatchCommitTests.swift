@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -36,19 +36,20 @@ struct BatchCommitTests {
         let gallery = try await GalleryFixture(count: 600, imageSize: .small)
         let dir = TemporaryDirectory("batches")
         var committer: GroupCommitter?
-        let configuration = try gallery.configuration(dir: dir.path)
+        var configuration = try gallery.configuration(dir: dir.path)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
         let agent = try await SyncAgent(configuration: configuration)
         defer { agent.shutdown() }
         // Batches form from what arrives while one is committed; how many arrive depends on the machine. The
         // first batch is held until 20 files wait, so the test does not depend on how fast the disk is.
         let database = agent.database
         let held = Counter()
-        DatabaseTestHooks.setBeforeCommitBatch {
+        hooks.setBeforeCommitBatch {
             guard held.value == 0 else { return }
             held.increment()
             _ = await eventually(timeout: .seconds(30)) { await database.committer.queued >= 20 }
         }
-        defer { DatabaseTestHooks.setBeforeCommitBatch(nil) }
         let report = try await agent.syncOnce()
         committer = await agent.database.committer
         await gallery.stop()
@@ -71,11 +72,11 @@ struct BatchCommitTests {
         try writeBytes(other, to: dir.file("swap.tmp"))
         let target = dir.file("gallery_image_3.png")
         let swapped = dir.file("swap.tmp")
-        DatabaseTestHooks.setAfterAdoptionRead { path in
+        let hooks = AgentTestHooks()
+        hooks.setAfterAdoptionRead { path in
             if path == target { rename(swapped, target) }
         }
-        defer { DatabaseTestHooks.setAfterAdoptionRead(nil) }
-        let report = try await gallery.syncOnce(dir: dir.path)
+        let report = try await gallery.syncOnce(dir: dir.path) { $0.testHooks = hooks }
         await gallery.stop()
 
         #expect(report.failures.contains { $0.key.rawValue == "/gallery/image?3" })
@@ -90,7 +91,9 @@ struct BatchCommitTests {
     @Test func whatAppearsAtAPathDuringTheFetchIsRefusedAtTheRenameAndLeftAlone() async throws {
         let gallery = try await GalleryFixture(count: 9, imageSize: .small)
         let dir = TemporaryDirectory("commit-obstacles")
-        let configuration = try gallery.configuration(dir: dir.path)
+        var configuration = try gallery.configuration(dir: dir.path)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
         let agent = try await SyncAgent(configuration: configuration)
         defer { agent.shutdown() }
         let database = agent.database
@@ -103,7 +106,7 @@ struct BatchCommitTests {
         let elsewhere = dir.file("elsewhere.txt")
         let placed = Counter()
         // The first batch is held until every valid file waits in it, then the obstacles appear.
-        DatabaseTestHooks.setBeforeCommitBatch {
+        hooks.setBeforeCommitBatch {
             guard placed.value == 0 else { return }
             _ = await eventually(timeout: .seconds(30)) { await database.committer.queued >= valid }
             symlink(elsewhere, paths[0])
@@ -112,7 +115,6 @@ struct BatchCommitTests {
             try? writeBytes(theirs, to: paths[3])
             placed.increment()
         }
-        defer { DatabaseTestHooks.setBeforeCommitBatch(nil) }
         let report = try await agent.syncOnce()
         await gallery.stop()
 

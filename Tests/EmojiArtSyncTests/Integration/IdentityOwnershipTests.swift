@@ -106,8 +106,8 @@ struct IdentityOwnershipTests {
         let gallery = try await GalleryFixture(count: 3, imageSize: .small)
         let dir = TemporaryDirectory("removal-race")
         var configuration = try gallery.configuration(dir: dir.path)
-        let hooks = StorageTestHooks()
-        configuration.storageTestHooks = hooks
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
         let agent = try await SyncAgent(configuration: configuration)
         defer { agent.shutdown() }
         #expect(try await agent.syncOnce().isComplete)
@@ -133,8 +133,8 @@ struct IdentityOwnershipTests {
     @Test func aFailingLstatLeavesOwnershipAndTheDecisionUnchanged() async throws {
         let gallery = try await GalleryFixture(count: 3, imageSize: .small)
         let dir = TemporaryDirectory("lstat-eacces")
-        let hooks = StorageTestHooks()
-        let agent = try await gallery.startAgent(dir: dir) { $0.storageTestHooks = hooks }
+        let hooks = AgentTestHooks()
+        let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
         let keeper = agent.keeper
         let name = "gallery_image_3.png"
         let path = dir.file(name)
@@ -188,9 +188,9 @@ struct IdentityOwnershipTests {
     @Test func aFailedDirectoryFlushIsAnErrorNotADurableRepair() async throws {
         let gallery = try await GalleryFixture(count: 3, imageSize: .small)
         let dir = TemporaryDirectory("fsync-eio")
-        let hooks = StorageTestHooks()
+        let hooks = AgentTestHooks()
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.storageTestHooks = hooks
+        configuration.testHooks = hooks
         let agent = try await SyncAgent(configuration: configuration)
         defer { agent.shutdown() }
         #expect(try await agent.syncOnce().isComplete)

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -16,22 +16,22 @@ struct UrgentLaneTests {
     @Test func aRepairDuringAFullPassLandsBeforeThePassEnds() async throws {
         let gallery = try await GalleryFixture(count: 300, imageSize: .small)
         let dir = TemporaryDirectory("urgent")
-        let agent = try await gallery.startAgent(dir: dir)
+        let hooks = AgentTestHooks()
+        let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
         let lane = await agent.background.agent.database.urgentLane
         let victim = dir.file("gallery_image_123.png")
         let seen = Counter()
         // Batch 1 of the pass (its second): the file is deleted, and the pass goes on only once the watcher has
         // seen it.
-        DatabaseTestHooks.setBeforePassBatch { batch in
+        hooks.setBeforePassBatch { batch in
             guard batch == 1 else { return }
             unlink(victim)
             if await eventually(timeout: .seconds(10), { await lane.isOpen }) { seen.increment() }
         }
-        defer { DatabaseTestHooks.setBeforePassBatch(nil) }
         let polls = logLines(dir.path).filter { $0.contains("event=poll") }.count
         let pass = await agent.keeper.reload()
         await agent.keeper.waitForPass(pass)
-        DatabaseTestHooks.setBeforePassBatch(nil)
+        hooks.setBeforePassBatch(nil)
         let held = await lane.passesHeldBack
         #expect(await agent.stop() == .success)
         await gallery.stop()

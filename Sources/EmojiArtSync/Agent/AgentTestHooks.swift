@@ -1,0 +1,70 @@
+import Synchronization
+
+/// What a test may make happen inside one agent, at the exact moment that matters: a path whose `lstat` fails,
+/// an action between a removal's decision and its taking of the file, a pass held before a batch, a commit held
+/// until files queue, a file swapped while it is read for adoption. Injected per agent
+/// (`AgentConfiguration.testHooks`, internal), never process-global, so tests that run side by side in one
+/// process cannot fire each other's hooks; an agent without them pays a nil check per call.
+final class AgentTestHooks: Sendable {
+    private let failingStatus = Mutex<[String: Int32]>([:])
+    private let beforeTaking = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let directoryFlushFailure = Mutex<Int32?>(nil)
+    private let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
+    private let beforeCommitBatch = Mutex<(@Sendable () async -> Void)?>(nil)
+
+    init() {}
+
+    /// From now on `lstat` of `path` fails with `errno` (nil: succeeds again).
+    func failStatus(of path: String, with errno: Int32?) {
+        failingStatus.withLock { $0[path] = errno }
+    }
+
+    /// The errno `lstat` of `path` fails with, if a test asked for one.
+    func statusFailure(of path: String) -> Int32? {
+        failingStatus.withLock { $0[path] }
+    }
+
+    /// From now on `fsync` of DIR fails with `errno` (nil: succeeds again), as on a disk that reports an I/O error.
+    func failDirectoryFlush(with errno: Int32?) {
+        directoryFlushFailure.withLock { $0 = errno }
+    }
+
+    var directoryFlushError: Int32? { directoryFlushFailure.withLock { $0 } }
+
+    /// Runs `hook` with the asset path each time a removal has decided to remove a file, just before it takes it.
+    func setBeforeTaking(_ hook: (@Sendable (String) -> Void)?) {
+        beforeTaking.withLock { $0 = hook }
+    }
+
+    func runBeforeTaking(_ path: String) {
+        beforeTaking.withLock { $0 }?(path)
+    }
+
+    /// Runs `hook` before the committer takes each batch from its queue (the files queued meanwhile join it).
+    func setBeforeCommitBatch(_ hook: (@Sendable () async -> Void)?) {
+        beforeCommitBatch.withLock { $0 = hook }
+    }
+
+    func runBeforeCommitBatch() async {
+        if let hook = beforeCommitBatch.withLock({ $0 }) { await hook() }
+    }
+
+    /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.
+    func setBeforePassBatch(_ hook: (@Sendable (Int) async -> Void)?) {
+        beforePassBatch.withLock { $0 = hook }
+    }
+
+    func runBeforePassBatch(_ batch: Int) async {
+        if let hook = beforePassBatch.withLock({ $0 }) { await hook(batch) }
+    }
+
+    /// Runs `hook` with the path each time a file considered for adoption has been read, before the verdict.
+    func setAfterAdoptionRead(_ hook: (@Sendable (String) -> Void)?) {
+        afterAdoptionRead.withLock { $0 = hook }
+    }
+
+    func runAfterAdoptionRead(_ path: String) {
+        afterAdoptionRead.withLock { $0 }?(path)
+    }
+}
