@@ -17,9 +17,13 @@ struct FoundationEssentialsTests {
         #expect(sources.count > 100)
         let offenders = try sources.filter { path in
             let text = try String(contentsOfFile: RepositoryFiles.root + "/" + path, encoding: .utf8)
-            return text.split(separator: "\n").contains { line in
-                line == "import Foundation" || line == "import FoundationNetworking"
-                    || line.hasPrefix("import Foundation ") || line.hasPrefix("@preconcurrency import Foundation")
+            return text.split(separator: "\n").contains { line -> Bool in
+                // Also with an attribute before it (`@_exported`, or the concurrency one) or a comment after it.
+                let words = line.split(separator: " ")
+                guard let at = words.firstIndex(of: "import"), at + 1 < words.count,
+                    words[..<at].allSatisfy({ $0.hasPrefix("@") })
+                else { return false }
+                return words[at + 1] == "Foundation" || words[at + 1] == "FoundationNetworking"
             }
         }
         #expect(offenders.isEmpty, "import FoundationEssentials (and Glibc) instead: \(offenders)")
