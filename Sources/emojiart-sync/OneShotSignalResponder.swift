@@ -54,7 +54,7 @@ public final class OneShotSignalResponder: Sendable {
         switch signal {
         case .sigusr1:
             logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])
-            let dropped = await agent.loader.purge()
+            let dropped = await agent.core.memory.purge()
             acknowledge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes, refused: nil)
         case .sigusr2:
             logger.warning("disk purge refused", metadata: [

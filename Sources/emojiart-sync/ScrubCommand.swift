@@ -58,7 +58,7 @@ struct ScrubCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
         defer { agent.shutdown() }
-        let scrubber = await Scrubber(database: agent.database, logger: agent.logger)
+        let scrubber = await Scrubber(core: agent.core, logger: agent.logger)
         let found = await scrubber.fullPass()
         agent.logSink.flush()  // the scrub's log lines (stderr) before its summary (stdout)
         try report(files: found.files, bytes: found.bytes, damaged: found.damaged.map {

@@ -57,7 +57,7 @@ public final class BackgroundAgent: Sendable {
         self.agent = agent
         self.notifier = notifier
         self.keeper = await MirrorKeeper(
-            database: agent.database, fetcher: agent.fetcher, loader: agent.loader,
+            core: agent.core, fetcher: agent.fetcher,
             configuration: agent.configuration, logger: agent.logger)
     }
 
@@ -121,7 +121,7 @@ public final class BackgroundAgent: Sendable {
     }
 
     private func finish() async -> ExitStatus {
-        try? await agent.database.makeDurable()
+        try? await agent.core.owned.makeDurable()
         let removed = directory.removeStaleTemporaryFiles()
         var status = await currentStatus()
         status.state = "stopped"
@@ -140,7 +140,7 @@ public final class BackgroundAgent: Sendable {
     public var failure: SyncError? { fatal.withLock { $0 } }
 
     private func fail(_ error: SyncError) {
-        agent.database.storage.gate.shutForGood(error.message)  // nothing is renamed into DIR any more
+        agent.core.storage.gate.shutForGood(error.message)  // nothing is renamed into DIR any more
         fatal.withLock { $0 = $0 ?? error }
         logger.critical("stopping", metadata: ["event": "fatal", "error": .string(error.message)])
         stop()
@@ -229,7 +229,7 @@ public final class BackgroundAgent: Sendable {
         }
         watching.withLock { $0 = "inotify" }
         let backlog = WatchBacklog()
-        let gate = agent.database.storage.gate
+        let gate = agent.core.storage.gate
         gate.startWatching()
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
@@ -307,7 +307,7 @@ public final class BackgroundAgent: Sendable {
         // Repairs start once deletions in DIR pause (5 ms after a lone one): a repair stages its file in the
         // state directory, which `rm -rf DIR` may be about to remove (a file created there meanwhile makes `rm`
         // fail). The agent's own renames never count, so nothing waits behind its own writes.
-        if await agent.database.storage.gate.waitUntilOpen() != nil { return }  // DIR is gone: the act loop stops
+        if await agent.core.storage.gate.waitUntilOpen() != nil { return }  // DIR is gone: the act loop stops
         var names: [String] = []
         var rescan = false
         for event in batch {
@@ -417,7 +417,7 @@ public final class BackgroundAgent: Sendable {
     /// Publishes `status.json` when something changed, at most four times a second; asleep otherwise.
     /// A write that fails is logged once, not at every change, until a write works again (also logged).
     private func statusLoop() async {
-        let changes = agent.database.changes
+        let changes = agent.core.log.changes
         var failing = false
         while !Task.isCancelled {
             var status = await currentStatus()

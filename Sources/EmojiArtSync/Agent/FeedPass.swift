@@ -1,17 +1,18 @@
 /// Accesses every entry of a feed (duplicates included, as the book's app does) a batch at a time: the silo
-/// answers each batch's hits in one visit (`ImageDatabase.answer(_:)`), and the misses run as jobs, at most
-/// `window` at once, while the next batches are answered. A key listed again after its load started joins that
-/// load (a memory hit); one listed after it finished is answered from memory in its batch.
+/// answers each batch in one visit (`AccessPipeline.answer(_:pass:)`), deciding every miss there and registering
+/// it in flight, and the misses run as jobs of this pass, at most `window` at once, while the next batches are
+/// answered. A key listed again while this pass loads it is attached to that load and answered when it ends (a
+/// memory hit, no task); one listed after it finished is answered from memory in its batch.
 ///
 /// Before each batch the pass lets urgent work go first (`UrgentLane`): a repair never waits behind a pass.
-/// Its caller begins and ends the database's pass (`ImageDatabase.beginPass()`), around whatever else the pass does:
+/// Its caller begins and ends the log's pass (`AccessLog.beginPass()`), around whatever else the pass does:
 /// within it each asset is logged once, however often the feed lists it.
 struct FeedPass {
     /// Entries per silo visit: large enough that a pass of 300,000 entries is a few hundred visits, small
     /// enough that one visit (an index lookup, an `lstat` and a log line per entry) stays a few milliseconds.
     static let batchSize = 256
 
-    let database: ImageDatabase
+    let core: MirrorCore
     let window: Int
 
     /// What one access came to.
@@ -22,52 +23,76 @@ struct FeedPass {
         let failure: String?
     }
 
-    /// Runs the pass; `collect` sees every outcome on the caller's isolation, a batch's hits and refusals first. Returns the
-    /// most misses that were loading at once.
+    /// Runs the pass; `collect` sees every outcome on the caller's isolation, a batch's hits and refusals first.
+    /// Returns the most misses that were loading at once.
     @discardableResult
     func run(
         _ entries: [AssetKey], isolation: isolated (any Actor)? = #isolation, collect: (Outcome) -> Void = { _ in }
     ) async -> Int {
-        let database = database
+        let pipeline = core.pipeline
         let window = max(1, window)
         var peak = 0
-        await withTaskGroup(of: Outcome.self) { group in
+        let pass = await pipeline.beginPass()
+        func report(_ outcome: AccessPipeline.LoadOutcome) {
+            collect(Outcome(key: outcome.key, hit: outcome.hit, bytes: outcome.bytes, failure: outcome.failure))
+            for _ in 0..<outcome.attachedListings {
+                collect(Outcome(key: outcome.key, hit: outcome.hit.map { _ in .memory }, bytes: outcome.bytes, failure: outcome.failure))
+            }
+        }
+        await withTaskGroup(of: AccessPipeline.LoadOutcome.self) { group in
             var alive = 0
             var start = entries.startIndex
             var batch = 0
+            var notStarted: [AccessPipeline.Miss] = []
             while start < entries.endIndex, !Task.isCancelled {
                 let end = min(start + Self.batchSize, entries.endIndex)
-                await database.storage.status.hooks?.runBeforePassBatch(batch)
+                await core.hooks?.runBeforePassBatch(batch)
                 batch += 1
-                await database.urgentLane.waitUntilClear()
-                let answer = await database.answer(entries[start..<end])
+                await core.urgentLane.waitUntilClear()
+                let answer = await pipeline.answer(entries[start..<end], pass: pass)
                 start = end
                 for hit in answer.answered { collect(Outcome(key: hit.key, hit: hit.hit, bytes: hit.bytes, failure: nil)) }
                 for refusal in answer.refused {
                     collect(Outcome(key: refusal.key, hit: nil, bytes: 0, failure: refusal.failure))
                 }
-                for key in answer.misses {
+                var jobs: [Job] = answer.loads.map(Job.load) + answer.joins.map(Job.join)
+                while !jobs.isEmpty {
                     if alive == window, let outcome = await group.next() {
                         alive -= 1
-                        collect(outcome)
+                        report(outcome)
                     }
-                    if Task.isCancelled { break }
-                    group.addTask { await Self.access(key, in: database) }
+                    let job = jobs.removeFirst()
+                    if Task.isCancelled {
+                        if case .load(let miss) = job { notStarted.append(miss) }
+                        continue
+                    }
+                    switch job {
+                    case .load(let miss): group.addTask { await pipeline.load(miss) }
+                    case .join(let key): group.addTask { await Self.access(key, in: pipeline) }
+                    }
                     alive += 1
                     peak = max(peak, alive)
                 }
             }
-            while let outcome = await group.next() { collect(outcome) }
+            // Stopping: misses decided but never started are given up, so nothing waits for them.
+            if !notStarted.isEmpty { await pipeline.abandon(notStarted) }
+            while let outcome = await group.next() { report(outcome) }
         }
         return peak
     }
 
-    private static func access(_ key: AssetKey, in database: ImageDatabase) async -> Outcome {
+    private enum Job {
+        case load(AccessPipeline.Miss)
+        case join(AssetKey)
+    }
+
+    /// A listing of a key another caller is loading: waits for it as a single access.
+    private static func access(_ key: AssetKey, in pipeline: AccessPipeline) async -> AccessPipeline.LoadOutcome {
         do {
-            let (asset, hit) = try await database.image(key)
-            return Outcome(key: key, hit: hit, bytes: asset.size, failure: nil)
+            let (asset, hit) = try await pipeline.image(key)
+            return .init(key: key, hit: hit, bytes: asset.size, failure: nil, attachedListings: 0)
         } catch {
-            return Outcome(key: key, hit: nil, bytes: 0, failure: String(describing: error))
+            return .init(key: key, hit: nil, bytes: 0, failure: String(describing: error), attachedListings: 0)
         }
     }
 }

@@ -15,7 +15,7 @@ extension MirrorKeeper {
     public func purgeDisk() async -> AgentStatus.Purge {
         var removed = (files: 0, bytes: 0)
         do {
-            removed = try await database.clear()
+            removed = try await core.owned.clear()
         } catch {
             lastError = String(describing: error)
             logger.error("disk purge incomplete", metadata: ["event": "purge", "scope": "disk", "error": .string(String(describing: error))])
@@ -31,7 +31,7 @@ extension MirrorKeeper {
         purgeSequence += 1
         let record = AgentStatus.Purge(sequence: purgeSequence, scope: scope, entries: entries, bytes: bytes, at: Date())
         lastPurge = record
-        database.changes.ring()  // `purge` waits for the status file to show it
+        core.log.changes.ring()  // `purge` waits for the status file to show it
         logger.notice("purged", metadata: [
             "event": "purge", "scope": .string(scope), "entries": .stringConvertible(entries), "bytes": .stringConvertible(bytes),
         ])
@@ -54,21 +54,21 @@ extension MirrorKeeper {
         var status = base
         status.assets.total = feedKeys.count
         do {
-            (status.assets.ok, status.assets.missing, status.assets.failing) = try database.assetStates()
+            (status.assets.ok, status.assets.missing, status.assets.failing) = try core.pipeline.assetStates()
         } catch {
             report(error, while: "counting the assets' states for the status")
         }
         status.wakeUps = wakeUps
-        status.indexFiles = database.ownedCount
-        status.hits.memory = database.hits[.memory, default: 0]
-        status.hits.disk = database.hits[.disk, default: 0]
-        status.hits.network = database.hits[.network, default: 0]
-        status.repairs = database.repairs
-        status.bytesFetched = database.bytesFetched
+        status.indexFiles = core.owned.count
+        status.hits.memory = core.log.hits[.memory, default: 0]
+        status.hits.disk = core.log.hits[.disk, default: 0]
+        status.hits.network = core.log.hits[.network, default: 0]
+        status.repairs = core.log.repairs
+        status.bytesFetched = core.log.bytesFetched
         status.memoryBytes = loader.cachedBytes
         status.lastPoll = lastPoll
         // The newest of what went wrong: the agent's own work, or an asset's last failure.
-        switch (lastError, database.lastAssetFailure) {
+        switch (lastError, core.log.lastAssetFailure) {
         case (let own?, let asset?): status.lastError = asset.at > lastErrorAt ? asset.message : own
         case (let own?, nil): status.lastError = own
         case (nil, let asset?): status.lastError = asset.message
@@ -76,7 +76,7 @@ extension MirrorKeeper {
         }
         status.lastPurge = lastPurge
         status.lastScrub = lastScrub
-        status.lastMovedAside = database.lastMovedAside
+        status.lastMovedAside = core.log.lastMovedAside
         status.waiting = fetcher.serverWaits.summary.map {
             AgentStatus.Waiting(scope: $0.wholeGallery ? "gallery" : "urls", urls: $0.urls, status: $0.status, until: $0.until)
         }

@@ -5,22 +5,16 @@ import Logging
 /// Accessing, checking and repairing: what inotify events, rescans, retries and scrubs lead to. Changes a
 /// person made (inotify) are checked first, with the urgent lane open, so a repair never waits behind a pass.
 extension MirrorKeeper {
-    /// Accesses feed entries like `--once` does (duplicates included, a batch per silo visit, misses within the
-    /// bounded window). Each access logs its own outcome.
-    func access(_ entries: [AssetKey]) async {
-        await FeedPass(database: database, window: configuration.accessWindow).run(entries)
-        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
-    }
-
     /// Fetches keys from the network and stores them; with a reason, each is a repair (logged by the load that
-    /// repairs it; see `ImageDatabase.refetch`). Urgent ones (a person's change) take their transfer slots before
+    /// repairs it; see `AccessPipeline.refetch`). Urgent ones (a person's change) take their transfer slots before
     /// the pass's waiting ones.
-    func refetch(_ keys: [AssetKey], reason: ImageDatabase.DamageReason?, priority: RequestPriority = .normal) async {
+    func refetch(_ keys: [AssetKey], reason: DamageReason?, priority: RequestPriority = .normal) async {
         let keys = keys.filter { !repairing.contains($0) }
         guard !keys.isEmpty else { return }
         repairing.formUnion(keys)
-        await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
-            _ = try? await database.refetch(key, reason: reason, priority: priority)  // each failure is logged
+        let pipeline = core.pipeline
+        await forEachBounded(keys, limit: configuration.accessWindow) { key in
+            _ = try? await pipeline.refetch(key, reason: reason, priority: priority)  // each failure is logged
         }
         repairing.subtract(keys)
         wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
@@ -55,7 +49,7 @@ extension MirrorKeeper {
 
     /// Open while a person's change waits for its check or repair.
     func updateUrgentLane() {
-        database.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
+        core.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
     }
 
     /// The next checks to run: every urgent one, else (unless `urgentOnly`) the files of the rescan's next page
@@ -70,7 +64,7 @@ extension MirrorKeeper {
         guard !urgentOnly, let cursor = rescanCursor else { return nil }
         let page: [(name: String, fingerprint: FileFingerprint?)]
         do {
-            page = try database.index.fingerprints(after: cursor, limit: Self.rescanPage)
+            page = try core.index.fingerprints(after: cursor, limit: Self.rescanPage)
         } catch {
             rescanCursor = nil  // the next poll, overflow or SIGHUP rescans again
             report(error, while: "listing the agent's files for a rescan")
@@ -78,7 +72,7 @@ extension MirrorKeeper {
         }
         // Set before the await: a rescan asked for meanwhile starts over from the first name.
         rescanCursor = page.count < Self.rescanPage ? nil : page.last?.name
-        let directory = database.directory
+        let directory = core.directory
         let changed = await BlockingIO.run {
             page.filter { $0.fingerprint == nil || FileFingerprint.of(directory.path(ofAsset: $0.name)) != $0.fingerprint }
                 .map(\.name)
@@ -107,12 +101,12 @@ extension MirrorKeeper {
             for name in names {
                 if Task.isCancelled { break }  // stopping: the next start checks everything anyway
                 do {
-                    guard let key = try database.ownedKey(forFileNamed: name) else { continue }
+                    guard let key = try core.owned.key(forFileNamed: name) else { continue }
                     if repairing.contains(key) {
                         checksAfterRepair.insert(name)
                         continue
                     }
-                    switch try await database.check(fileNamed: name) {
+                    switch try await core.inspector.check(fileNamed: name) {
                     case .damaged(.missing): missing.append(key)
                     case .damaged(.corrupt): corrupt.append(key)
                     case .intact, .notOwned: break
@@ -149,11 +143,11 @@ extension MirrorKeeper {
                 continue
             }
             do {
-                guard try database.isStored(key) else {
+                guard try core.owned.isStored(key) else {
                     unstored.append(key)
                     continue
                 }
-                switch try await database.check(fileNamed: AssetFileName.name(for: key)) {
+                switch try await core.inspector.check(fileNamed: key.fileName) {
                 case .intact: loader.forgetFailure(key)
                 case .damaged(.missing): missing.append(key)
                 case .damaged(.corrupt): corrupt.append(key)
@@ -172,7 +166,7 @@ extension MirrorKeeper {
     /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
     public func forgetFailures() {
         do {
-            try database.forgetFailures()
+            try core.pipeline.forgetFailures()
         } catch {
             report(error, while: "forgetting the failures on record")
         }
@@ -207,12 +201,12 @@ extension MirrorKeeper {
             sequence: scrubSequence, files: found.files, bytes: found.bytes,
             damaged: found.damaged.map { AssetFileName.name(for: $0.key) }, at: Date())
         lastScrub = record
-        database.changes.ring()  // `scrub` waits for the status file to show it
+        core.log.changes.ring()  // `scrub` waits for the status file to show it
         await repair(found.damaged)
         return record
     }
 
-    private func repair(_ damaged: [(key: AssetKey, reason: ImageDatabase.DamageReason)]) async {
+    private func repair(_ damaged: [(key: AssetKey, reason: DamageReason)]) async {
         await refetch(damaged.filter { $0.reason == .corrupt }.map(\.key), reason: .corrupt)
         await refetch(damaged.filter { $0.reason == .missing }.map(\.key), reason: .missing)
     }

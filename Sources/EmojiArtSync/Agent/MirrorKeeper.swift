@@ -6,19 +6,19 @@ import Logging
 /// removes the agent's copies of items gone from the feed (behind a mass-deletion guard), checks files the
 /// watcher reports and repairs the agent's damaged or missing ones, retries failures when due, and purges.
 ///
-/// Lives in the `SyncActor` silo with the `ImageDatabase` it drives: its state (the current feed, pending
-/// checks, poll timing) only ever changes together with the database's. Every method may suspend; after each
+/// Lives in the `SyncActor` silo with the mirror's parts it drives (`MirrorCore`): its state (the feed's
+/// validators, pending checks, poll timing) only ever changes together with theirs. Every method may suspend; after each
 /// `await` it re-reads what it needs rather than trusting what it saw before.
 @SyncActor
 public final class MirrorKeeper {
-    let database: ImageDatabase
+    let core: MirrorCore
     let fetcher: AssetFetcher
     let loader: ImageLoader
     let configuration: AgentConfiguration
     let logger: Logger
 
     /// Distinct keys of the last feed that was accepted.
-    public internal(set) var feedKeys: [AssetKey] = []
+    public var feedKeys: [AssetKey] { core.catalogue.keys }
     /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
     /// first poll and after `SIGHUP`.
     var fullPassRequested = true
@@ -68,11 +68,11 @@ public final class MirrorKeeper {
     /// Re-hashes owned files in the background, a step at a time.
     public let scrubber: Scrubber
 
-    public init(database: ImageDatabase, fetcher: AssetFetcher, loader: ImageLoader, configuration: AgentConfiguration, logger: Logger) {
-        self.scrubber = Scrubber(database: database, interval: configuration.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
-        self.database = database
+    public init(core: MirrorCore, fetcher: AssetFetcher, configuration: AgentConfiguration, logger: Logger) {
+        self.scrubber = Scrubber(core: core, interval: configuration.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
+        self.core = core
         self.fetcher = fetcher
-        self.loader = loader
+        self.loader = core.memory
         self.configuration = configuration
         self.logger = logger
     }
@@ -103,7 +103,7 @@ public final class MirrorKeeper {
         }
         await retryDueFailures()
         if hasPendingChecks { await checkPending() }
-        database.changes.ring()
+        core.log.changes.ring()
         if pollRequested { return .now }  // asked for while this ran: once more, right away
         guard let retryAt = loader.nextRetryAt else { return nextPollAt }
         return min(nextPollAt, retryAt)
@@ -118,7 +118,7 @@ public final class MirrorKeeper {
     /// memory back to the kernel (SQLite's page cache, then malloc's free pages).
     func poll() async {
         guard await pollFeed() else { return }
-        database.index.releaseMemory()
+        core.index.releaseMemory()
         await FreedMemory.release()
     }
 
@@ -130,7 +130,7 @@ public final class MirrorKeeper {
     /// the feed last time; a `304` ends the poll there: nothing changed, nothing to walk. A changed feed is
     /// diffed against the index: new keys fetched, gone ones removed, keys whose tag changed refreshed. A feed
     /// that comes back with a new `ETag` and the same items costs its decode and little more: what was worked
-    /// out from the feed is kept (`ImageDatabase.setFeed`). Returns whether a changed feed was processed.
+    /// out from the feed is kept (`FeedCatalogue.replace`). Returns whether a changed feed was processed.
     func pollFeed() async -> Bool {
         let started = ContinuousClock.now
         let feed: GalleryFeed
@@ -170,8 +170,8 @@ public final class MirrorKeeper {
             return false
         }
         // Everything the changed feed leads to is one pass: one line per asset, one `event=pass` line at the end.
-        database.beginPass()
-        defer { database.endPass() }
+        core.log.beginPass()
+        defer { core.log.endPass() }
         if feedFailures > 0 {
             // The gallery is back: whatever failed while it was away is worth trying now, not at its backoff.
             // (Answers on record that were not images stay: the outage did not change them.)
@@ -187,29 +187,28 @@ public final class MirrorKeeper {
         let removal: (removed: Int, refused: Bool, detail: String?)
         let itemsChanged: Bool
         do {
-            itemsChanged = try await database.setFeedComparingOffSilo(feed.uniqueKeys, tags: feed.tags)
-            // The database's keys: the same as the feed's, and when the feed did not really change, the ones kept
-            // from before, so the new copy is freed with the feed.
-            feedKeys = database.feed.keys
-            removal = await removeItemsGoneFromFeed()
-            if fullPassRequested {
-                fullPassRequested = false
-                await access(feed.entries)
-            }
-            if Task.isCancelled { return true }
-            await refresh(try database.staleKeys())
-            // Whatever is still not on disk (new items, or repairs that failed) is fetched now, and when the items
-            // changed every owned file is checked (an lstat each, a hash only if it changed): the poll is the safety
-            // net for anything the watcher could not see or a repair could not finish.
-            if Task.isCancelled { return true }
-            // Keys whose last attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
-            await refetch(try database.unstoredKeys(among: feedKeys).filter { !loader.hasFailureOnRecord($0) }, reason: nil)
+            let applied = try await FeedApplication(
+                core: core, window: configuration.accessWindow, maxDeletePercent: configuration.maxDeletePercent,
+                logger: logger
+            ) { [self] jobs in
+                switch jobs {
+                case .refresh(let keys): await refresh(keys)
+                // Whatever is still not on disk (new items, or repairs that failed) is fetched now; keys whose last
+                // attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
+                case .fetch(let keys): await refetch(keys, reason: nil)
+                }
+            }.apply(feed, fullPass: fullPassRequested, comparingOffSilo: true)
+            if fullPassRequested, !Task.isCancelled { fullPassRequested = false }
+            wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
+            itemsChanged = applied.itemsChanged
+            removal = noteRemoval(applied.removal)
         } catch {
             // The index cannot be read now: this poll stops here, and the next one (or a retry) does it again.
             report(error, while: "bringing DIR in line with the feed")
             nextPollAt = ContinuousClock.now.advanced(by: feedRetry.delay(afterAttempt: 1))
             return true
         }
+        if Task.isCancelled { return true }
         // The rescan is the safety net for what the watcher could not see; a feed that came back with a new
         // `ETag` and the same items is a `304` in all but name, and skips it as a `304` does (a rescan costs an
         // `lstat` per file: about 230 ms of CPU at 100,000). SIGHUP, an inotify overflow and the fallback timer
@@ -225,7 +224,7 @@ public final class MirrorKeeper {
             "entries": .stringConvertible(feed.entries.count), "unique": .stringConvertible(feed.uniqueKeys.count),
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ])
-        try? await database.makeDurable()
+        try? await core.owned.makeDurable()
         return true
     }
 
@@ -239,24 +238,16 @@ public final class MirrorKeeper {
         let keys = keys.filter { !repairing.contains($0) }
         guard !keys.isEmpty else { return }
         repairing.formUnion(keys)
-        await forEachBounded(keys, limit: configuration.accessWindow) { [database] key in
-            try? await database.refresh(key)
+        let pipeline = core.pipeline
+        await forEachBounded(keys, limit: configuration.accessWindow) { key in
+            try? await pipeline.refresh(key)
         }
         repairing.subtract(keys)
         wakeSchedulerIfAsleep()
     }
 
-    /// Removes the agent's files of keys no longer in the feed the database keeps.
-    func removeItemsGoneFromFeed() async -> (removed: Int, refused: Bool, detail: String?) {
-        let outcome: GoneItemRemoval.Outcome
-        do {
-            outcome = try await GoneItemRemoval(
-                database: database, maxDeletePercent: configuration.maxDeletePercent, logger: logger
-            ).run(keeping: feedKeys)
-        } catch {
-            report(error, while: "removing the agent's files of items gone from the feed")
-            return (0, false, nil)
-        }
+    /// What the removal of items gone from the feed did, for the poll's status and line.
+    private func noteRemoval(_ outcome: GoneItemRemoval.Outcome) -> (removed: Int, refused: Bool, detail: String?) {
         if let failure = outcome.lastError { lastError = failure }
         if let refusal = outcome.refusal {
             lastError = refusal
@@ -264,5 +255,4 @@ public final class MirrorKeeper {
         }
         return (outcome.removed, false, outcome.removed > 0 ? "removed \(outcome.removed) gone from the feed" : nil)
     }
-
 }

@@ -5,7 +5,7 @@ import Logging
 ///
 /// The pace is bounded two ways: one full pass per `interval` (default a day) spread evenly over it, and
 /// never more than `bytesPerSecond` read (default 4 MiB/s). The agent runs a step a minute; `emojiart-sync
-/// scrub` runs a whole pass at once. Lives in the `SyncActor` silo with the database whose files it reads; the
+/// scrub` runs a whole pass at once. Lives in the `SyncActor` silo with the index whose files it reads; the
 /// reads themselves happen on the blocking-I/O pool.
 @SyncActor
 public final class Scrubber {
@@ -14,7 +14,7 @@ public final class Scrubber {
     /// How often the agent runs a step.
     public nonisolated static let stepPeriod: Duration = .seconds(60)
 
-    private let database: ImageDatabase
+    private let core: MirrorCore
     private let logger: Logger
     public let interval: Duration
     public let bytesPerSecond: Int
@@ -24,8 +24,8 @@ public final class Scrubber {
     private var passDamaged = 0
     private var passStarted = ContinuousClock.now
 
-    public init(database: ImageDatabase, interval: Duration = defaultInterval, bytesPerSecond: Int = defaultBytesPerSecond, logger: Logger) {
-        self.database = database
+    public init(core: MirrorCore, interval: Duration = defaultInterval, bytesPerSecond: Int = defaultBytesPerSecond, logger: Logger) {
+        self.core = core
         self.interval = interval
         self.bytesPerSecond = max(1, bytesPerSecond)
         self.logger = logger
@@ -35,7 +35,7 @@ public final class Scrubber {
     public struct Findings: Sendable, Equatable {
         public var files = 0
         public var bytes = 0
-        public var damaged: [(key: AssetKey, reason: ImageDatabase.DamageReason)] = []
+        public var damaged: [(key: AssetKey, reason: DamageReason)] = []
         public var passCompleted = false
 
         public static func == (lhs: Findings, rhs: Findings) -> Bool {
@@ -46,7 +46,7 @@ public final class Scrubber {
 
     /// One step: the share of the pass that falls in `stepPeriod`, within the byte budget of that period.
     public func step() async -> Findings {
-        let owned = max(1, database.ownedCount)
+        let owned = max(1, core.owned.count)
         let periods = max(1.0, interval / Self.stepPeriod)
         let files = max(1, Int((Double(owned) / periods).rounded(.up)))
         return await scrub(maxFiles: files, maxBytes: Int(Double(bytesPerSecond) * Self.stepPeriod.seconds))
@@ -75,7 +75,7 @@ public final class Scrubber {
         while found.files < maxFiles, found.bytes < maxBytes, !Task.isCancelled {
             let page: [(name: String, size: Int)]
             do {
-                page = try database.index.names(after: cursor, limit: min(256, maxFiles - found.files))
+                page = try core.index.names(after: cursor, limit: min(256, maxFiles - found.files))
             } catch {
                 logger.warning("scrub paused: index unreadable", metadata: ["event": "scrub", "error": .string(error.message)])
                 break  // the next step starts where this one stopped
@@ -91,8 +91,8 @@ public final class Scrubber {
                 passFiles += 1  // counted as it goes: the page that finds the end logs the pass before this returns
                 found.bytes += size
                 do {
-                    if case .damaged(let reason) = try await database.scrub(fileNamed: name),
-                        let key = try database.ownedKey(forFileNamed: name)
+                    if case .damaged(let reason) = try await core.inspector.scrub(fileNamed: name),
+                        let key = try core.owned.key(forFileNamed: name)
                     {
                         found.damaged.append((key, reason))
                         passDamaged += 1

@@ -2,7 +2,7 @@ import CurlHTTP
 import Logging
 import Prometheus
 
-/// Wires the parts together for a run: log sink, HTTP client, fetcher, memory loader, database, engine.
+/// Wires the parts together for a run: log sink, HTTP client, fetcher, the mirror's parts (`MirrorCore`), engine.
 ///
 /// The command line only parses arguments and calls this; tests call it the same way, in process.
 public final class SyncAgent: Sendable {
@@ -12,8 +12,8 @@ public final class SyncAgent: Sendable {
     public let logSink: LogSink
     public let client: CurlHTTPClient
     public let fetcher: AssetFetcher
-    public let loader: ImageLoader
-    public let database: ImageDatabase
+    /// The memory layer, the index, the committer and the rest: opened with DIR.
+    public let core: MirrorCore
     public let engine: SyncEngine
     /// Held for the agent's lifetime: one agent per directory.
     public let lock: DirectoryLock
@@ -56,19 +56,20 @@ public final class SyncAgent: Sendable {
             retries: configuration.retries,
             metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off,
             maximumRetryAfter: configuration.maxRetryAfter)
-        self.loader = ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy)
-        self.database = ImageDatabase(
-            directory: configuration.directory, loader: loader, fetcher: fetcher, logger: logger,
-            testHooks: configuration.testHooks)
-        self.engine = SyncEngine(
-            database: database, fetcher: fetcher, accessWindow: configuration.accessWindow,
-            maxDeletePercent: configuration.maxDeletePercent, logger: logger,
-            onProgress: configuration.onProgress)
         for name in returned {
             logger.warning("file held by a run that crashed handed back", metadata: ["event": "conflict", "file": .string(name)])
         }
-        try await database.setUp()
-        fetcher.serverWaits.observe { [logger, database] wait in
+        let core = try await MirrorCore.open(
+            directory: configuration.directory,
+            memory: ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy),
+            fetcher: fetcher, logger: logger, hooks: configuration.testHooks)
+        self.core = core
+        self.engine = SyncEngine(
+            core: core, fetcher: fetcher, accessWindow: configuration.accessWindow,
+            maxDeletePercent: configuration.maxDeletePercent, logger: logger,
+            onProgress: configuration.onProgress)
+        let changes = core.log.changes
+        fetcher.serverWaits.observe { [logger] wait in
             logger.warning("gallery asked to wait", metadata: [
                 "event": "wait", "url": .string(wait.url), "status": .stringConvertible(wait.status),
                 "scope": .string(wait.wholeGallery ? "gallery" : "url"),
@@ -76,7 +77,7 @@ public final class SyncAgent: Sendable {
                 "wait": .string(wait.obeyed.secondsText),
                 "capped": .stringConvertible(wait.capped),
             ])
-            database.changes.ring()
+            changes.ring()
         }
     }
 

@@ -1,13 +1,13 @@
 import Logging
 
-/// Runs passes over the feed (`--once`): fetch the feed, then access every entry (duplicates included, as the
-/// book's app does) through the `ImageDatabase` a batch at a time (`FeedPass`): hits answered a batch per silo
-/// visit, misses loaded within a bounded window (`accessWindow` pending accesses, whatever the feed's size), so
-/// duplicates of a key in flight join one load and the rest are memory hits.
+/// Runs passes over the feed (`--once`): fetch the feed, then apply it (`FeedApplication`, the algorithm the agent's
+/// polls use too): gone items removed, every entry accessed (duplicates included, as the book's app does) a batch at
+/// a time (`FeedPass`), misses loaded within a bounded window (`accessWindow` pending accesses, whatever the feed's
+/// size), changed items refreshed.
 ///
-/// Holds no mutable state of its own; the database and loader own the caches.
+/// Holds no mutable state of its own; the mirror's parts own the caches.
 public struct SyncEngine: Sendable {
-    public let database: ImageDatabase
+    public let core: MirrorCore
     public let fetcher: AssetFetcher
     /// Accesses pending at once.
     public let accessWindow: Int
@@ -18,10 +18,10 @@ public struct SyncEngine: Sendable {
     private let onProgress: (@Sendable (SyncProgress) -> Void)?
 
     public init(
-        database: ImageDatabase, fetcher: AssetFetcher, accessWindow: Int, maxDeletePercent: Int = 50, logger: Logger,
+        core: MirrorCore, fetcher: AssetFetcher, accessWindow: Int, maxDeletePercent: Int = 50, logger: Logger,
         onProgress: (@Sendable (SyncProgress) -> Void)? = nil
     ) {
-        self.database = database
+        self.core = core
         self.fetcher = fetcher
         self.accessWindow = accessWindow
         self.maxDeletePercent = maxDeletePercent
@@ -31,29 +31,39 @@ public struct SyncEngine: Sendable {
 
     /// One full pass. Throws only for what makes the whole pass impossible (feed unreachable or unreadable,
     /// directory unusable); per-asset failures are in the report.
+    @SyncActor
     public func syncOnce() async throws -> SyncReport {
         let clock = ContinuousClock()
         let start = clock.now
+        let jobsBefore = SyncActor.jobsEntered
         let feed = try await fetchFeed()
         var report = SyncReport()
         report.entries = feed.entries.count
         report.uniqueAssets = feed.uniqueKeys.count
         report.rejected = feed.rejections
-        let before = await counters()
-        // The files of items gone from the feed are removed as the agent removes them, behind the same guard.
-        let removal = try await GoneItemRemoval(database: database, maxDeletePercent: maxDeletePercent, logger: logger)
-            .run(keeping: feed.uniqueKeys)
-        report.removed = removal.removed
-        report.deletionRefused = removal.refusal
-        try await database.setFeed(feed.uniqueKeys, tags: feed.tags)
+        let log = core.log
+        let before = (bytes: log.bytesFetched, repairs: log.repairs, filesRead: log.filesRead)
 
         var succeeded = Set<AssetKey>()
         var failureReasons: [AssetKey: String] = [:]
         var progress = SyncProgress(done: 0, total: feed.uniqueKeys.count, bytes: 0)
         onProgress?(progress)
-        let visitsBefore = await database.siloVisits
-        await database.beginPass()
-        report.peakAccessesInFlight = await FeedPass(database: database, window: accessWindow).run(feed.entries) { outcome in
+        log.beginPass()
+        let pipeline = core.pipeline
+        let window = accessWindow
+        let application = FeedApplication(
+            core: core, window: accessWindow, maxDeletePercent: maxDeletePercent, logger: logger
+        ) { jobs in
+            switch jobs {
+            case .refresh(let keys):
+                await forEachBounded(keys, limit: window) { key in
+                    _ = try? await pipeline.refresh(key)  // each failure is logged and counted by the access itself
+                }
+            case .fetch(let keys):
+                await forEachBounded(keys, limit: window) { key in _ = try? await pipeline.refetch(key) }
+            }
+        }
+        let applied = try await application.apply(feed, fullPass: true, comparingOffSilo: false) { outcome in
             // The line counts each key once: done at its first outcome, failed until an access has it.
             if onProgress != nil, !succeeded.contains(outcome.key) {
                 let first = failureReasons[outcome.key] == nil
@@ -74,12 +84,10 @@ public struct SyncEngine: Sendable {
                 failureReasons[outcome.key] = outcome.failure
             }
         }
-        report.siloVisits = await database.siloVisits - visitsBefore
-        // Stored items whose feed tag changed: fetched again, conditionally, replaced only when their bytes differ.
-        await forEachBounded(try await database.staleKeys(), limit: accessWindow) { [database] key in
-            _ = try? await database.refresh(key)  // each failure is logged and counted by the access itself
-        }
-        let unstored = Set(try await database.unstoredKeys(among: feed.uniqueKeys))
+        report.removed = applied.removal.removed
+        report.deletionRefused = applied.removal.refusal
+        report.peakAccessesInFlight = applied.peakAccesses
+        let unstored = Set(applied.unstored)
         for key in feed.uniqueKeys {
             if succeeded.contains(key), !unstored.contains(key) {
                 report.available += 1
@@ -87,13 +95,13 @@ public struct SyncEngine: Sendable {
                 report.failures.append((key, failureReasons[key] ?? "not stored on disk"))
             }
         }
-        try await database.makeDurable()
-        let after = await counters()
-        report.bytesFetched = after.bytes - before.bytes
-        report.repairs = after.repairs - before.repairs
-        report.filesRead = after.filesRead - before.filesRead
+        try await core.owned.makeDurable()
+        report.bytesFetched = log.bytesFetched - before.bytes
+        report.repairs = log.repairs - before.repairs
+        report.filesRead = log.filesRead - before.filesRead
         report.duration = clock.now - start
-        await database.endPass(extra: summary(report))
+        if let jobsBefore, let jobsNow = SyncActor.jobsEntered { report.siloJobs = jobsNow - jobsBefore }
+        log.endPass(extra: summary(report))
         return report
     }
 
@@ -120,10 +128,6 @@ public struct SyncEngine: Sendable {
         return feed
     }
 
-    private func counters() async -> (bytes: Int, repairs: Int, filesRead: Int) {
-        await (database.bytesFetched, database.repairs, database.filesRead)
-    }
-
     /// What a `--once` run's `event=pass` line says besides the pass's counts: the run's totals, from its start.
     private func summary(_ report: SyncReport) -> Logger.Metadata {
         [
@@ -131,6 +135,6 @@ public struct SyncEngine: Sendable {
             "failed": .stringConvertible(report.failures.count), "rejected": .stringConvertible(report.rejected.count),
             "removed": .stringConvertible(report.removed), "files_read": .stringConvertible(report.filesRead),
             "ms": .stringConvertible(report.duration.milliseconds),
-        ]
+        ].merging(report.siloJobs.map { ["silo_jobs": .stringConvertible($0)] } ?? [:]) { kept, _ in kept }
     }
 }

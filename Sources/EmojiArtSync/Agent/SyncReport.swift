@@ -21,8 +21,9 @@ public struct SyncReport: Sendable {
     /// Files of items gone from the feed that were removed, and why none were when the guard refused.
     public var removed = 0
     public var deletionRefused: String?
-    /// Turns the silo took for the pass's accesses: one per batch, plus one per miss.
-    public var siloVisits = 0
+    /// Jobs that entered the silo during the run, when they are counted (`EMOJIART_SYNC_COUNT_SILO_JOBS=1`, see
+    /// `SyncActor`); nil otherwise.
+    public var siloJobs: Int?
 
     public init() {}
 

@@ -3,24 +3,24 @@ import FoundationEssentials
 import EmojiArtPNG
 
 /// The memory layer: a byte-bounded LRU of assets (what the agent knows of each, not its bytes: see
-/// `Asset.withoutBytes`), de-duplication of loads in flight, and a memory of
-/// recent failures with a time after which they are retried (the book's `ImageLoader`, which kept
-/// `.failed` forever).
+/// `Asset.withoutBytes`), the loads in flight (one per key, which later accesses join), and a memory of recent
+/// failures with a time after which they are retried (the book's `ImageLoader`, which kept `.failed` forever).
 ///
 /// Its state is mutable, shared by every concurrent access, and correctness depends on coordinating it (two
 /// requests for one key must end in one download), so it needs an owner: the `SyncActor` silo, as the book does
-/// with `@ImageDatabase class DiskStorage`. The book's loader was an actor of its own because SwiftUI views called
-/// it; here every caller is already in the silo, and a second actor made a memory hit cross two executors four
-/// times. It does not know where assets come from: callers pass the `load` closure that reads disk or network
-/// (the `ImageDatabase`).
+/// with `@ImageDatabase class DiskStorage`. It does not know where assets come from: a load is run by the task that
+/// began it (`beginLoad`, then `endLoad`; or `asset(for:load:)` with the closure that reads disk or network), never
+/// by a task of its own, and an access that finds the key in flight either waits for it (`join`) or, inside the pass
+/// that began it, is attached to it (`attachListing`) and answered when it ends, with no task at all.
 ///
-/// A caller that finds the key in flight awaits the same task and counts as a memory hit. A failure is
-/// remembered until its retry time (`RetryPolicy`); a request after that starts a fresh attempt, so no
-/// caller is handed a stale failure forever. Purging drops cached assets, never failures or in-flight work.
+/// A caller that joins a load counts as a memory hit. When the task running a load is cancelled, the callers
+/// still waiting take it over (one of them loads again). A failure is remembered until its retry time
+/// (`RetryPolicy`); a request after that starts a fresh attempt, so no caller is handed a stale failure forever.
+/// Purging drops cached assets, never failures or loads in flight.
 @SyncActor
 public final class ImageLoader {
     /// Runs in the silo (as its caller does), so starting a load costs no hop off it and back.
-    public typealias Load = @SyncActor @Sendable () async throws -> (Asset, Hit)
+    public typealias Load = @SyncActor () async throws -> (Asset, Hit)
 
     /// Thrown instead of loading again while a recent failure for the key is remembered.
     public struct RememberedFailure: Error, Sendable, CustomStringConvertible {
@@ -33,17 +33,34 @@ public final class ImageLoader {
         }
     }
 
+    /// A load in flight, as its runner holds it: handed to `endLoad`.
+    public struct LoadToken: Sendable {
+        public let key: AssetKey
+        let id: UInt64
+    }
+
+    /// What the end of a load tells its runner: the listings a pass attached to it, to be answered alike.
+    public struct Ended: Sendable {
+        public let attachedListings: Int
+    }
+
+    /// The load of a key was given up by the task running it (cancelled) while others waited: they try again.
+    private struct LoadAbandoned: Error {}
+
     private struct InFlight {
         let id: UInt64
-        let task: Task<(Asset, Hit), any Error>
-        /// Callers awaiting the load and not cancelled; when the last one is cancelled, so is the load.
-        var waiters = 1
+        /// The pass that began it (`beginLoad(_:pass:)`), whose later listings of the key are attached, not joined.
+        let pass: UInt64?
+        /// Callers waiting for the end, by waiter number.
+        var waiters: [UInt64: CheckedContinuation<Asset, any Error>] = [:]
+        /// Listings of the key that its pass attached (`attachListing`).
+        var listings = 0
     }
 
     private var memory: MemoryCache
     private var inFlight: [AssetKey: InFlight] = [:]
     private var failures = FailureLedger()
-    private var nextLoadID: UInt64 = 0
+    private var nextID: UInt64 = 0
     /// How long failures are remembered.
     public nonisolated let retryPolicy: RetryPolicy
     private let now: @Sendable () -> ContinuousClock.Instant
@@ -60,55 +77,117 @@ public final class ImageLoader {
         self.now = now
     }
 
-    /// The asset for `key`: from memory, from a load already in flight, or from `load`.
+    /// The asset for `key`: from memory, from a load already in flight, or from `load`, run by this task.
     /// The returned `Hit` is `.memory` for the first two and whatever `load` said otherwise.
-    public func asset(for key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
-        if let asset = memory.get(key) {
-            memoryHits += 1
-            return (asset, .memory)
+    public func asset(for key: AssetKey, load: Load) async throws -> (Asset, Hit) {
+        while true {
+            if let asset = memory.get(key) {
+                memoryHits += 1
+                return (asset, .memory)
+            }
+            if inFlight[key] != nil {
+                do {
+                    return (try await join(key), .memory)
+                } catch is LoadAbandoned {
+                    continue  // its runner was cancelled: this caller decides again, and may run the load
+                }
+            }
+            if let refusal = rememberedFailure(for: key) { throw refusal }
+            return try await run(load, as: beginLoad(key))
         }
-        if let running = inFlight[key] {
-            memoryHits += 1
-            inFlight[key]?.waiters += 1
-            let (asset, _) = try await result(of: running, for: key).get()
-            return (asset, .memory)
-        }
-        if let refusal = rememberedFailure(for: key) { throw refusal }
-        return try await startLoad(for: key, load: load)
     }
 
     /// Loads `key` through `load` even if memory has it (a repair must hit the source), still de-duplicated
     /// with any load in flight (joining one is a memory hit, as in `asset(for:load:)`).
-    public func reload(_ key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
-        if let running = inFlight[key] {
-            memoryHits += 1
-            inFlight[key]?.waiters += 1
-            return (try await result(of: running, for: key).get().0, .memory)
+    public func reload(_ key: AssetKey, load: Load) async throws -> (Asset, Hit) {
+        while inFlight[key] != nil {
+            do {
+                return (try await join(key), .memory)
+            } catch is LoadAbandoned {
+                continue
+            }
         }
         memory.remove(key)
-        return try await startLoad(for: key, load: load)
+        return try await run(load, as: beginLoad(key))
     }
 
-    private func startLoad(for key: AssetKey, load: @escaping Load) async throws -> (Asset, Hit) {
-        nextLoadID += 1
-        let id = nextLoadID
-        let task = Task { try await load() }
-        let running = InFlight(id: id, task: task)
-        inFlight[key] = running
-        let result = await result(of: running, for: key)
-        // Reentrancy: a purge or a newer load may have replaced our entry while we awaited.
-        if inFlight[key]?.id == id {
+    private func run(_ load: Load, as token: LoadToken) async throws -> (Asset, Hit) {
+        let result: Result<(Asset, Hit), any Error>
+        do {
+            result = .success(try await load())
+        } catch {
+            result = .failure(error)
+        }
+        _ = endLoad(token, with: result.map(\.0))
+        return try result.get()
+    }
+
+    // MARK: - Loads run by their caller
+
+    /// Registers a load of `key`, which the calling task runs and ends with `endLoad`. `pass`: the pass it is part
+    /// of, whose later listings of the key are attached to it. The key must not be in flight (`isLoading`).
+    public func beginLoad(_ key: AssetKey, pass: UInt64? = nil) -> LoadToken {
+        nextID += 1
+        inFlight[key] = InFlight(id: nextID, pass: pass)
+        return LoadToken(key: key, id: nextID)
+    }
+
+    /// Attaches a listing of `key` to its load in flight when pass `pass` began it: answered when it ends, as a
+    /// memory hit (or its failure), with no task waiting. False when the key is not in flight for that pass.
+    public func attachListing(_ key: AssetKey, pass: UInt64) -> Bool {
+        guard inFlight[key]?.pass == pass else { return false }
+        inFlight[key]?.listings += 1
+        memoryHits += 1
+        return true
+    }
+
+    /// Ends the load of `token` with its result: the asset is kept in memory (without bytes) and any failure of
+    /// the key forgotten, or the failure is remembered; every caller waiting is resumed. A cancelled load hands the
+    /// key to its waiters, who try again.
+    public func endLoad(_ token: LoadToken, with result: Result<Asset, any Error>) -> Ended {
+        let key = token.key
+        var ended = InFlight(id: token.id, pass: nil)
+        // Reentrancy: a newer load may have replaced this one while it ran (it then keeps its waiters).
+        if let running = inFlight[key], running.id == token.id {
+            ended = running
             inFlight[key] = nil
         }
         switch result {
-        case .success(let loaded):
-            memory.insert(loaded.0.withoutBytes)
+        case .success(let asset):
+            memory.insert(asset.withoutBytes)
             failures.forget(key)
-            return loaded
+            for waiter in ended.waiters.values { waiter.resume(returning: asset) }
         case .failure(let error):
             recordFailure(error, for: key)
-            throw error
+            let handedOn: any Error = error is CancellationError ? LoadAbandoned() : error
+            for waiter in ended.waiters.values { waiter.resume(throwing: handedOn) }
         }
+        return Ended(attachedListings: ended.listings)
+    }
+
+    /// Waits for the load of `key` in flight as one of its callers (a memory hit). A waiter whose task is
+    /// cancelled stops waiting at once; the load goes on for the others and for its runner.
+    private func join(_ key: AssetKey) async throws -> Asset {
+        memoryHits += 1
+        nextID += 1
+        let waiter = nextID
+        guard let loadID = inFlight[key]?.id else { throw LoadAbandoned() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Asset, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    inFlight[key]?.waiters[waiter] = continuation
+                }
+            }
+        } onCancel: {
+            Task { @SyncActor in self.waiterCancelled(key: key, loadID: loadID, waiter: waiter) }
+        }
+    }
+
+    private func waiterCancelled(key: AssetKey, loadID: UInt64, waiter: UInt64) {
+        guard inFlight[key]?.id == loadID, let continuation = inFlight[key]?.waiters.removeValue(forKey: waiter) else { return }
+        continuation.resume(throwing: CancellationError())
     }
 
     /// Remembers that an access of `key` failed with `error`, until the time of its retry, as a failed load does
@@ -127,23 +206,6 @@ public final class ImageLoader {
         // The server asked to wait (`Retry-After`): no retry before that, whatever the backoff says.
         if let asked = (error as? HTTPClientError)?.retryAfter, asked > delay { delay = asked }
         failures.record(.init(error: error, attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
-    }
-
-    /// Awaits a load in flight as one of its waiters. A waiter whose task is cancelled stops counting, and when
-    /// no waiter is left the load is cancelled (its transfer ends) instead of running on for nobody.
-    private func result(of load: InFlight, for key: AssetKey) async -> Result<(Asset, Hit), any Error> {
-        await withTaskCancellationHandler {
-            await load.task.result
-        } onCancel: {
-            Task { @SyncActor in self.waiterCancelled(key: key, loadID: load.id) }
-        }
-    }
-
-    private func waiterCancelled(key: AssetKey, loadID: UInt64) {
-        guard var running = inFlight[key], running.id == loadID else { return }
-        running.waiters -= 1
-        inFlight[key] = running
-        if running.waiters <= 0 { running.task.cancel() }
     }
 
     // MARK: - Answers inside a batch (no load, no suspension)

@@ -36,6 +36,8 @@ public final class AssetIndex {
     private let connection: SQLiteConnection
     private let selectByName: SQLiteConnection.Statement
     private let upsert: SQLiteConnection.Statement
+    private let insertNew: SQLiteConnection.Statement
+    private let selectForAccess: SQLiteConnection.Statement
     private let updateFingerprint: SQLiteConnection.Statement
     private let updateOwner: SQLiteConnection.Statement
     private let deleteByName: SQLiteConnection.Statement
@@ -57,6 +59,17 @@ public final class AssetIndex {
     /// Rows added or removed since the index was opened: what the feed's sweeps (`ImageDatabase.unstoredKeys`)
     /// compare to know that nothing they depend on changed. Replacing a row keeps it.
     public private(set) var rowChanges: UInt64 = 0
+    /// Told of every row added or removed, in the silo, as it happens (the `FeedCatalogue` keeps its count of
+    /// stored feed keys with it), and of a write that was rolled back (`.unknown`: count again).
+    var rowObserver: ((RowChange) -> Void)?
+
+    /// A row that came or went: its url and file name.
+    enum RowChange {
+        case added(url: String, name: String)
+        case removed(url: String, name: String)
+        /// A transaction that changed rows was rolled back: what the rows are is known only by reading them.
+        case unknown
+    }
     /// The url and file name of the rows added or removed last (at most about `changeLogLimit`), oldest first.
     private var changeLog: [(key: String, name: String)] = []
     static let changeLogLimit = 4096
@@ -102,6 +115,17 @@ public final class AssetIndex {
         upsert = try connection.prepare("""
             INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        insertNew = try connection.prepare("""
+            INSERT OR IGNORE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        selectForAccess = try connection.prepare("""
+            SELECT f.name, f.key, f.size, f.sha256, f.tag, f.etag, f.last_modified, f.device, f.inode, f.mtime_ns,
+                f.ctime_ns, f.owner_device, f.owner_inode, u.tag, u.reason, u.answered_at
+            FROM (SELECT ?1 AS name, ?2 AS key) AS wanted
+            LEFT JOIN files AS f ON f.name = wanted.name
+            LEFT JOIN unusable_answers AS u ON u.key = wanted.key
             """)
         updateFingerprint = try connection.prepare(
             "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ? WHERE name = ?")
@@ -196,7 +220,22 @@ public final class AssetIndex {
     /// of once per statement, and a batch of changes commits together. Nothing in `body` may suspend. A failed
     /// `BEGIN` or `COMMIT` throws (the changes are rolled back): an index that cannot be written is an error.
     public func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
-        try connection.transaction(.immediate, body)
+        let changesBefore = rowChanges
+        do {
+            return try connection.transaction(.immediate, body)
+        } catch {
+            if rowChanges != changesBefore { rowsRolledBack() }
+            throw error
+        }
+    }
+
+    /// The rows added or removed in a transaction that was rolled back are not: the count is read again, the
+    /// change log cannot say what changed, and the observer is told.
+    private func rowsRolledBack() {
+        if let rows = try? connection.integer("SELECT count(*) FROM files") { count = Int(rows) }
+        changeLog.removeAll()
+        rowChanges &+= 1  // more changes than the (empty) log holds: `rowsChanged(since:)` says walk the index
+        rowObserver?(.unknown)
     }
 
     /// Runs `body`, which only reads, inside one read transaction (a deferred `BEGIN`: no write lock), so a sweep
@@ -218,6 +257,19 @@ public final class AssetIndex {
     public func entry(for key: AssetKey) throws(SyncError) -> IndexEntry? {
         guard let entry = try entry(named: AssetFileName.name(for: key)), entry.key == key.rawValue else { return nil }
         return entry
+    }
+
+    /// What an access of `key` needs to know, in one statement: its row (if the agent owns its file for that key)
+    /// and the answer with no image on record for its url, if any.
+    public func lookUp(_ key: AssetKey) throws(SyncError) -> (entry: IndexEntry?, unusable: UnusableAnswer?) {
+        defer { selectForAccess.reset() }
+        guard try selectForAccess.bind(.text(key.fileName), .text(key.rawValue)).step() else { return (nil, nil) }
+        lookups += 1
+        let entry = selectForAccess.isNull(0) ? nil : Self.read(selectForAccess)
+        let unusable = selectForAccess.isNull(14) ? nil : UnusableAnswer(
+            tag: selectForAccess.optionalText(13), reason: selectForAccess.text(14),
+            answeredAt: Date(timeIntervalSince1970: TimeInterval(selectForAccess.int64(15))))
+        return (entry?.key == key.rawValue ? entry : nil, unusable)
     }
 
     /// Every row, ordered by name. Costs a walk of the table: for rescans and purges, not for each access.
@@ -288,22 +340,26 @@ public final class AssetIndex {
     /// `put`, or (`unlessPresent`) nothing when a row for the name exists. Counts the new row either way.
     @discardableResult
     private func put(_ entry: IndexEntry, unlessPresent: Bool) throws(SyncError) -> Bool {
-        let existed = try self.entry(named: entry.name) != nil
+        // A new row (every file of a cold pass) costs the one INSERT; an existing one, the INSERT that changed
+        // nothing and the replacement.
+        try write(entry, with: insertNew)
+        let existed = connection.changes == 0
         if existed && unlessPresent { return false }
-        try write(entry)
+        if existed { try write(entry, with: upsert) }
         if !existed {
             count += 1
             noteRowChange(entry.key, name: entry.name)
+            rowObserver?(.added(url: entry.key, name: entry.name))
         }
         return !existed
     }
 
-    private func write(_ entry: IndexEntry) throws(SyncError) {
+    private func write(_ entry: IndexEntry, with statement: SQLiteConnection.Statement) throws(SyncError) {
         if TestFaultSwitch.indexWritesFail {
             throw SyncError(.system, "index \(connection.path): database or disk is full (test fault)", path: connection.path)
         }
         let fingerprint = entry.fingerprint
-        try upsert.bind(
+        try statement.bind(
             .text(entry.name), .text(entry.key), .integer(Int64(entry.size)), .text(entry.sha256), .optional(entry.tag),
             .optional(entry.etag), .optional(entry.lastModified),
             .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
@@ -337,6 +393,7 @@ public final class AssetIndex {
         try deleteByName.bind(.text(name)).run()
         count -= 1
         noteRowChange(removed.key, name: name)
+        rowObserver?(.removed(url: removed.key, name: name))
     }
 
     private func noteRowChange(_ key: String, name: String) {

@@ -29,6 +29,9 @@ final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
+    /// Rows the last finished `INSERT`, `UPDATE` or `DELETE` changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     /// Runs one or more statements that return no rows of interest.
     func execute(_ sql: String) throws(SyncError) {
         var message: UnsafeMutablePointer<CChar>?

@@ -11,16 +11,22 @@ enum BlockingIO {
 
     private static let pool = BlockingThreadPool(threads: threads, name: "emojiart-io")
 
-    /// Runs `body` on the blocking-I/O pool and returns its result (or rethrows its error).
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+    /// Runs `body` on the blocking-I/O pool and returns its result (or rethrows its error). The caller's isolation
+    /// is kept (`#isolation`): called from the silo, the task goes silo → io → silo, two switches, not through the
+    /// cooperative pool on the way out and back.
+    static func run<T: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
             pool.submit { continuation.resume(with: Result(catching: body)) }
         }
     }
 
-    /// Runs a body that cannot fail on the blocking-I/O pool.
-    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
+    /// Runs a body that cannot fail on the blocking-I/O pool, keeping the caller's isolation.
+    static func run<T: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () -> T
+    ) async -> T {
+        await withCheckedContinuation(isolation: isolation) { continuation in
             pool.submit { continuation.resume(returning: body()) }
         }
     }

@@ -137,9 +137,9 @@ public final class DiskStorage {
     }
 
     /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state
-    /// directory to disk, on the blocking-I/O pool. Throws when a directory cannot be opened or flushed: then
+    /// directory to disk, on the blocking-I/O pool (from the silo and back to it: two switches). Throws when a directory cannot be opened or flushed: then
     /// nothing may be reported durable.
-    public nonisolated func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
+    public func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
         let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
         let injected = status.hooks?.directoryFlushError
         let failure: SyncError? = await BlockingIO.run {

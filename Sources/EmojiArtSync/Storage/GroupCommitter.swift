@@ -21,6 +21,10 @@ import Glibc
 /// Batches adapt by themselves: while a batch is being flushed the next one grows (to thousands of files during a
 /// cold pass), and a file that arrives when nothing is being committed is committed at once, alone, so a lone
 /// repair lands in milliseconds. docs/RELIABILITY.md gives the durability argument for each crash point.
+///
+/// It is also where a path that turns out to be occupied is settled (`publish`): a regular file the agent did not
+/// write is adopted when it holds exactly the agent's bytes, else the access fails with a conflict and the file
+/// stays untouched.
 @SyncActor
 public final class GroupCommitter {
     /// The steps a test can stop the process at (`EMOJIART_SYNC_TEST_FAULT=commit-kill-STEP`).
@@ -61,7 +65,8 @@ public final class GroupCommitter {
     }
 
     private let storage: DiskStorage
-    private let index: () -> AssetIndex
+    private let index: AssetIndex
+    private let log: AccessLog
     private var queue: [Waiting] = []
     private var committing = false
 
@@ -73,12 +78,94 @@ public final class GroupCommitter {
     /// The largest batch so far.
     public private(set) var largestBatch = 0
 
-    init(storage: DiskStorage, index: @escaping () -> AssetIndex) {
+    init(storage: DiskStorage, index: AssetIndex, log: AccessLog) {
         self.storage = storage
         self.index = index
+        self.log = log
     }
 
     private var directory: SyncDirectory { storage.directory }
+
+    /// Puts a staged asset at its path, if the path is the agent's to write, and returns once the file is durable
+    /// and recorded (with `tag`, the feed's tag for it). Throws a `.conflict` error when the path is not the
+    /// agent's, leaving whatever is there untouched.
+    ///
+    /// Whether the path is the agent's is decided in the batch's turn of the silo, from what is there at the moment
+    /// of the rename, because a purge, a repair or the user may have changed it since the fetch was decided.
+    func publish(_ staged: StagedAsset, tag: String?) async throws {
+        let asset = staged.asset
+        let name = asset.key.fileName
+        let path = directory.path(ofAsset: name)
+        let validators = staged.validators
+        let entry = IndexEntry(
+            name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
+            etag: validators.etag, lastModified: validators.lastModified)
+        switch try await commit(PendingFile(temporaryPath: staged.temporaryPath, entry: entry)) {
+        case .installed(_, let movedAside):
+            log.pathStored(path)
+            if let movedAside { log.movedAside(asset.key, name: name, to: movedAside) }
+        case .occupiedByForeignFile:
+            try await adoptOrRefuse(asset, entry: entry, path: path)
+        case .refused(let refusal):
+            throw log.conflict(asset.key, path: path, what: refusal, occupant: try storage.status.occupant(at: path))
+        }
+    }
+
+    /// Puts bytes fetched into memory at their path (a refresh whose bytes changed): written to a temporary file
+    /// off the silo, then published.
+    func store(_ asset: Asset, tag: String?, validators: HTTPValidators) async throws {
+        guard let bytes = asset.bytes else { return }  // a trusted disk copy is already in place
+        try refuseTakenPath(asset.key, owned: try index.entry(for: asset.key) != nil)  // before writing anything
+        let temporary = try await DiskStorage.writeTemporaryFile(bytes, in: directory.temporaryDirectory)
+        try await publish(StagedAsset(asset: asset, validators: validators, temporaryPath: temporary), tag: tag)
+    }
+
+    /// Throws the (once-logged) conflict when the path of `key` holds something the agent may not write.
+    /// `owned`: the index has a row for `key`. One `lstat`; throws its error when it fails (a path that cannot
+    /// be looked at is not taken, nor free).
+    func refuseTakenPath(_ key: AssetKey, owned: Bool) throws(SyncError) {
+        let path = directory.path(ofAsset: key.fileName)
+        let occupant = try storage.status.occupant(at: path)
+        if let refusal = occupant.refusal(owned: owned) {
+            throw log.conflict(key, path: path, what: refusal, occupant: occupant)
+        }
+    }
+
+    /// A regular file the agent did not write sits at the path: adopted when it holds exactly the bytes the
+    /// server sent and did not change while it was read (fingerprint taken before the read, compared after), a
+    /// conflict otherwise. A file swapped in during the read is never recorded as the agent's.
+    private func adoptOrRefuse(_ asset: Asset, entry: IndexEntry, path: String) async throws {
+        let status = storage.status
+        let before = try status.occupant(at: path)
+        if let refusal = before.refusal(owned: false) {
+            throw log.conflict(asset.key, path: path, what: refusal, occupant: before)
+        }
+        let fingerprint = try status.fingerprint(of: path)
+        let existing = await Self.digestOfFile(at: path, hooks: status.hooks)
+        // Reentrancy: the file may have been swapped, linked or changed while it was read.
+        let after = try status.occupant(at: path)
+        guard let fingerprint, existing == asset.sha256, try status.fingerprint(of: path) == fingerprint,
+            after.refusal(owned: false) == nil
+        else {
+            throw log.conflict(asset.key, path: path, what: "a file the agent did not write", occupant: after)
+        }
+        // Another access may have recorded the path meanwhile: then it is the agent's already.
+        if try index.entry(named: entry.name) == nil {
+            var adopted = entry
+            adopted.fingerprint = fingerprint
+            adopted.identity = fingerprint.identity  // adopted: from now on this file is the agent's
+            try index.put(adopted)
+        }
+        log.adopted(asset.key)
+    }
+
+    private nonisolated static func digestOfFile(at path: String, hooks: AgentTestHooks?) async -> String? {
+        await BlockingIO.run {
+            defer { hooks?.runAfterAdoptionRead(path) }
+            guard let bytes = try? DiskStorage.readFile(at: path) else { return nil }
+            return Asset.digest(bytes)
+        }
+    }
 
     /// Commits `file` with the batch that is open now, and returns once that batch is durable and recorded.
     /// Throws when the batch could not be made durable or recorded; the temporary file is gone either way.
@@ -179,7 +266,6 @@ public final class GroupCommitter {
     /// agent's): read in one transaction (each statement outside one takes and drops SQLite's locks), in the same
     /// turn of the silo as the renames.
     private func ownRows(_ batch: [PendingFile]) throws(SyncError) -> [IndexEntry?] {
-        let index = index()
         return try index.readTransaction { () throws(SyncError) in
             var rows: [IndexEntry?] = []
             rows.reserveCapacity(batch.count)
@@ -247,7 +333,6 @@ public final class GroupCommitter {
     /// Returns, per entry, whether its row is new.
     private func record(_ files: [(entry: IndexEntry, identity: FileIdentity)]) throws(SyncError) -> [Bool] {
         guard !files.isEmpty else { return [] }
-        let index = index()
         let status = storage.status
         return try index.transaction { () throws(SyncError) in
             var new: [Bool] = []

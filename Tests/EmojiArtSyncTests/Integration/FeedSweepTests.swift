@@ -15,51 +15,53 @@ struct FeedSweepTests {
         let dir = TemporaryDirectory("feed-sweeps")
         let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
         _ = try await agent.syncOnce()
-        try await Self.sweep(agent.database, dir: dir.path, valid: gallery.validNumbers, failing: gallery.errorNumbers)
+        try await Self.sweep(agent.core, dir: dir.path, valid: gallery.validNumbers, failing: gallery.errorNumbers)
         agent.shutdown()
         await gallery.stop()
     }
 
     @SyncActor
-    private static func sweep(_ database: ImageDatabase, dir: String, valid: [Int], failing: [Int]) async throws {
+    private static func sweep(_ core: MirrorCore, dir: String, valid: [Int], failing: [Int]) async throws {
         func key(_ n: Int) throws -> AssetKey { try AssetKey(feedURL: "/gallery/image?\(n)") }
-        let keys = database.feed.keys
+        let catalogue = core.catalogue
+        let keys = catalogue.keys
         var tags: [AssetKey: String] = [:]
-        for key in keys { tags[key] = database.feedTags[key] }
+        for key in keys { tags[key] = catalogue[tag: key] }
         try #require(valid.count >= 3 && !failing.isEmpty && tags.count == keys.count)
         let (removedRow, refreshed, dropped) = (try key(valid[0]), try key(valid[1]), try key(valid[2]))
 
         // The same items again (what a new ETag on the same bytes brings): nothing to work out.
-        #expect(try database.setFeed(keys, tags: tags) == false)
-        #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)))
+        #expect(try catalogue.replace(keys, tags: tags) == false)
+        #expect(Set(try catalogue.current().unstored) == Set(try failing.map(key)))
         // A row goes (its file removed): the same feed's sweep sees it, not what it found before.
-        #expect(try await database.removeOwnedFile(for: removedRow) > 0)
-        #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)).union([removedRow]))
-        #expect(database.storedInFeed == valid.count - 1)
+        #expect(try await core.owned.remove(removedRow) > 0)
+        #expect(Set(try catalogue.current().unstored) == Set(try failing.map(key)).union([removedRow]))
+        #expect(catalogue.storedInFeed == valid.count - 1)
         // It comes back (a repair stores it): the same sweep sees that too.
-        _ = try await database.refetch(removedRow)
-        #expect(Set(try database.unstoredKeys(among: keys)) == Set(try failing.map(key)))
-        #expect(database.storedInFeed == valid.count)
-        #expect(try database.unstoredKeys(among: keys) == (try failing.map(key)).sorted())
+        _ = try await core.pipeline.refetch(removedRow)
+        #expect(Set(try catalogue.current().unstored) == Set(try failing.map(key)))
+        #expect(catalogue.storedInFeed == valid.count)
+        #expect(try catalogue.current().unstored == (try failing.map(key)).sorted())
 
         // One tag changes: that key is stale, and stays stale for the same feed until its row takes the new tag.
         var changed = tags
         changed[refreshed] = "another-tag"
-        #expect(try database.setFeed(keys, tags: changed))
-        #expect(try database.staleKeys() == [refreshed])
-        #expect(try database.setFeed(keys, tags: changed) == false)
-        #expect(try database.staleKeys() == [refreshed])
-        try database.index.setTag("another-tag", named: refreshed.fileName)
-        #expect(try database.staleKeys().isEmpty)
+        #expect(try catalogue.replace(keys, tags: changed))
+        #expect(try catalogue.current().stale == [refreshed])
+        #expect(try catalogue.replace(keys, tags: changed) == false)
+        #expect(try catalogue.current().stale == [refreshed])
+        try core.index.setTag("another-tag", named: refreshed.fileName)
+        #expect(try catalogue.current().stale.isEmpty)
 
         // An item leaves the feed: its file is removed; every row left is the feed's, so the next run looks at nothing.
         changed[dropped] = nil
-        #expect(try database.setFeed(keys.filter { $0 != dropped }, tags: changed))
-        let removal = GoneItemRemoval(database: database, maxDeletePercent: 100, logger: Logger(label: "test"))
-        #expect(try await removal.run(keeping: database.feed.keys).removed == 1)
+        #expect(try catalogue.replace(keys.filter { $0 != dropped }, tags: changed))
+        let removal = GoneItemRemoval(owned: core.owned, maxDeletePercent: 100, logger: Logger(label: "test"))
+        #expect(try catalogue.current().gone == [dropped])
+        #expect(await removal.run(gone: try catalogue.current().gone, feedIsEmpty: false).removed == 1)
         #expect(!FileManager.default.fileExists(atPath: dir + "/" + dropped.fileName))
-        #expect(database.ownedCount == database.storedInFeed)
-        #expect(try await removal.run(keeping: database.feed.keys).removed == 0)
+        #expect(core.owned.count == catalogue.storedInFeed)
+        #expect(try catalogue.current().gone.isEmpty, "every row left is the feed's")
     }
 }
 
@@ -75,8 +77,7 @@ struct RescanTests {
         let agent = try await SyncAgent(configuration: configuration)
         _ = try await agent.syncOnce()
         let keeper = await MirrorKeeper(
-            database: agent.database, fetcher: agent.fetcher, loader: agent.loader, configuration: configuration,
-            logger: agent.logger)
+            core: agent.core, fetcher: agent.fetcher, configuration: configuration, logger: agent.logger)
         // No watcher runs: one file deleted, one rewritten in place (same size, one byte flipped).
         let deleted = dir.file("gallery_image_3.png")
         let rewritten = dir.file("gallery_image_4.png")
@@ -84,13 +85,13 @@ struct RescanTests {
         var bytes = try #require(readBytes(rewritten))
         bytes[bytes.count / 2] ^= 0xFF
         try writeBytes(bytes, to: rewritten)
-        let readBefore = await agent.database.filesRead
+        let readBefore = await agent.core.log.filesRead
 
         await keeper.rescanAll()
         await keeper.checkPending()
         #expect(readBytes(deleted) == gallery.server.imageBytes(3), "the deleted file was not repaired")
         #expect(readBytes(rewritten) == gallery.server.imageBytes(4), "the rewritten file was not repaired")
-        #expect(await agent.database.filesRead - readBefore == 1, "only the file whose lstat changed is read")
+        #expect(await agent.core.log.filesRead - readBefore == 1, "only the file whose lstat changed is read")
         #expect(await !keeper.hasPendingChecks)
         agent.shutdown()
         await gallery.stop()

@@ -69,8 +69,8 @@ struct IdentityOwnershipTests {
         try writeBytes(Self.mine, to: dir.file("mine.png"))
         #expect(rename(dir.file("mine.png"), dir.file("gallery_image_2.png")) == 0)
 
-        let removed = try await agent.database.clear()
-        _ = await agent.loader.purge()  // as `SIGUSR2` does
+        let removed = try await agent.core.owned.clear()
+        _ = await agent.core.memory.purge()  // as `SIGUSR2` does
         #expect(removed.files == 2, "the agent's own two files, not the person's")
         #expect(readBytes(dir.file("gallery_image_2.png")) == Self.mine)
         #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_1.png")))
@@ -119,10 +119,10 @@ struct IdentityOwnershipTests {
             rename(swap, victim)
         }
         let key = try AssetKey(feedURL: "/gallery/image?2")
-        let removed = try await agent.database.removeOwnedFile(for: key)
+        let removed = try await agent.core.owned.remove(key)
         #expect(removed == 0)
         #expect(readBytes(victim) == Self.mine, "the swapped-in file was removed")
-        #expect(try await agent.database.ownedKey(forFileNamed: "gallery_image_2.png") == nil, "the path is not the agent's any more")
+        #expect(try await agent.core.owned.key(forFileNamed: "gallery_image_2.png") == nil, "the path is not the agent's any more")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/.emojiart-sync/taken")) ?? ["?"]).isEmpty)
         await gallery.stop()
     }
@@ -149,13 +149,13 @@ struct IdentityOwnershipTests {
         // A full pass accesses it too: an error, not a repair.
         let pass = await keeper.reload()
         await keeper.waitForPass(pass)
-        let database = agent.background.agent.database
-        #expect(try await database.ownedKey(forFileNamed: name) != nil, "the file lost its row")
+        let core = agent.background.agent.core
+        #expect(try await core.owned.key(forFileNamed: name) != nil, "the file lost its row")
         let lines = logLines(dir.path)
         #expect(!lines.contains { ($0.contains("event=repair") || $0.contains("event=conflict")) && $0.contains("key=/gallery/image?3") })
 
         hooks.failStatus(of: path, with: nil)
-        #expect(try await database.check(fileNamed: name) == .intact)
+        #expect(try await core.inspector.check(fileNamed: name) == .intact)
         #expect(Self.identity(path) == before)
         #expect(!logLines(dir.path).contains { $0.contains("event=repair") || $0.contains("event=conflict") })
         #expect(await agent.stop() == .success)
@@ -197,7 +197,7 @@ struct IdentityOwnershipTests {
         let key = try AssetKey(feedURL: "/gallery/image?1")
         unlink(dir.file("gallery_image_1.png"))
         hooks.failDirectoryFlush(with: EIO)
-        await #expect(throws: SyncError.self) { _ = try await agent.database.refetch(key, reason: .missing) }
+        await #expect(throws: SyncError.self) { _ = try await agent.core.pipeline.refetch(key, reason: .missing) }
         let repairLines = { logLines(dir.path).filter { $0.contains("key=/gallery/image?1") && $0.contains("hit=network") } }
         #expect(repairLines().count == 1, "only the first sync's line: the failed repair was reported done")
         #expect(logLines(dir.path).contains { $0.contains("key=/gallery/image?1") && $0.contains("Input/output error") })
@@ -205,8 +205,8 @@ struct IdentityOwnershipTests {
         // The file was renamed and recorded, only not flushed: once flushes work, the next look finds it intact
         // and a flush makes it durable.
         hooks.failDirectoryFlush(with: nil)
-        _ = try await agent.database.refetch(key, reason: .missing)
-        try await agent.database.makeDurable()
+        _ = try await agent.core.pipeline.refetch(key, reason: .missing)
+        try await agent.core.owned.makeDurable()
         #expect(gallery.isMirrored(1, in: dir))
         await gallery.stop()
     }

@@ -26,7 +26,7 @@ struct RepairLineTests {
 
         // Two reports at once: the second joins the first one's load.
         unlink(dir.file(AssetFileName.name(for: key)))
-        try await Self.repairTwiceAtOnce(key, in: agent.database)
+        try await Self.repairTwiceAtOnce(key, in: agent.core.pipeline)
         #expect(gallery.isMirrored(n, in: dir))
         #expect(lines("event=repair").count == 1, "\(lines("event=repair"))")
         #expect(lines("hit=network").count == networkBefore + 1)
@@ -34,7 +34,7 @@ struct RepairLineTests {
 
         // A report of damage that was repaired since: the file is found intact, nothing is fetched or logged as
         // a repair.
-        _ = try await agent.database.refetch(key, reason: .missing)
+        _ = try await agent.core.pipeline.refetch(key, reason: .missing)
         #expect(lines("event=repair").count == 1, "\(lines("event=repair"))")
         #expect(gallery.server.imageRequestCount == requests + 1)
 
@@ -47,9 +47,9 @@ struct RepairLineTests {
     }
 
     @SyncActor
-    private static func repairTwiceAtOnce(_ key: AssetKey, in database: ImageDatabase) async throws {
-        async let first = database.refetch(key, reason: .missing)
-        async let second = database.refetch(key, reason: .missing)
+    private static func repairTwiceAtOnce(_ key: AssetKey, in pipeline: AccessPipeline) async throws {
+        async let first = pipeline.refetch(key, reason: .missing)
+        async let second = pipeline.refetch(key, reason: .missing)
         _ = try await (first, second)
     }
 }

@@ -18,7 +18,7 @@ struct UrgentLaneTests {
         let dir = TemporaryDirectory("urgent")
         let hooks = AgentTestHooks()
         let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
-        let lane = await agent.background.agent.database.urgentLane
+        let lane = agent.background.agent.core.urgentLane
         let victim = dir.file("gallery_image_123.png")
         let seen = Counter()
         // Batch 1 of the pass (its second): the file is deleted, and the pass goes on only once the watcher has

@@ -5,19 +5,60 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// Looking at owned files: trusted by their fingerprint, or read, hashed and parsed off the silo.
-extension ImageDatabase {
-    /// Why a recorded file could not be used.
-    public enum DamageReason: String, Sendable, Error {
-        case missing, corrupt
+/// Why a recorded file could not be used.
+public enum DamageReason: String, Sendable, Error {
+    case missing, corrupt
+}
+
+/// The state of an owned file, as a watcher, a rescan or a scrub needs it.
+public enum FileCheck: Sendable, Equatable {
+    /// Not a file the agent owns (the user's, or unknown): nothing to do.
+    case notOwned
+    case intact
+    case damaged(DamageReason)
+}
+
+/// Looks at the agent's files: trusted by their `lstat` fingerprint, or read, hashed and parsed off the silo. A
+/// file that holds exactly the agent's bytes under another identity, with one name, is adopted (its identity
+/// recorded); a path someone filled with a link, FIFO or directory is released (its row forgotten, the conflict
+/// reported).
+///
+/// Owns no state of its own: it reads and records fingerprints in the index, and reports to the `AccessLog`.
+@SyncActor
+final class FileInspector {
+    private let index: AssetIndex
+    private let directory: SyncDirectory
+    private let status: PathStatus
+    private let log: AccessLog
+
+    init(index: AssetIndex, directory: SyncDirectory, status: PathStatus, log: AccessLog) {
+        self.index = index
+        self.directory = directory
+        self.status = status
+        self.log = log
     }
 
-    /// The state of an owned file, as a watcher or a rescan needs it.
-    public enum FileCheck: Sendable, Equatable {
-        /// Not a file the agent owns (the user's, or unknown): nothing to do.
-        case notOwned
-        case intact
-        case damaged(DamageReason)
+    /// Checks the file `name` against the index: a cheap `lstat` when its fingerprint is the recorded one, a
+    /// hash off the actor otherwise. Throws when the index cannot be read.
+    func check(fileNamed name: String) async throws(SyncError) -> FileCheck {
+        guard let entry = try index.entry(named: name) else { return .notOwned }
+        switch try await check(entry) {
+        case .trusted, .verified: return .intact
+        case .damaged(let reason): return .damaged(reason)
+        case .changedMeanwhile: return .notOwned
+        }
+    }
+
+    /// Reads and hashes the file `name` whatever its fingerprint says: the scrub, which catches bit rot that
+    /// left the fingerprint alone. A damaged file loses its fingerprint, so every later look reads it too.
+    func scrub(fileNamed name: String) async throws(SyncError) -> FileCheck {
+        guard var entry = try index.entry(named: name) else { return .notOwned }
+        entry.fingerprint = nil
+        switch try await check(entry) {
+        case .trusted, .verified: return .intact
+        case .damaged(let reason): return .damaged(reason)
+        case .changedMeanwhile: return .notOwned
+        }
     }
 
     /// What a look at an owned file found.
@@ -31,29 +72,6 @@ extension ImageDatabase {
         case changedMeanwhile
     }
 
-    /// Checks the file `name` against the index: a cheap `lstat` when its fingerprint is the recorded one, a
-    /// hash off the actor otherwise. Throws when the index cannot be read.
-    public func check(fileNamed name: String) async throws(SyncError) -> FileCheck {
-        guard let entry = try index.entry(named: name) else { return .notOwned }
-        switch try await check(entry) {
-        case .trusted, .verified: return .intact
-        case .damaged(let reason): return .damaged(reason)
-        case .changedMeanwhile: return .notOwned
-        }
-    }
-
-    /// Reads and hashes the file `name` whatever its fingerprint says: the scrub, which catches bit rot that
-    /// left the fingerprint alone. A damaged file loses its fingerprint, so every later look reads it too.
-    public func scrub(fileNamed name: String) async throws(SyncError) -> FileCheck {
-        guard var entry = try index.entry(named: name) else { return .notOwned }
-        entry.fingerprint = nil
-        switch try await check(entry) {
-        case .trusted, .verified: return .intact
-        case .damaged(let reason): return .damaged(reason)
-        case .changedMeanwhile: return .notOwned
-        }
-    }
-
     /// Looks at the file of `entry`: one `lstat` when its fingerprint is the recorded one, a read, hash and
     /// structure check off the actor otherwise. A regular file that is not the one the agent wrote (another
     /// identity) is damaged unless it holds exactly the agent's bytes and has one name, in which case it is
@@ -63,8 +81,7 @@ extension ImageDatabase {
     func check(_ entry: IndexEntry) async throws(SyncError) -> FileVerdict {
         let name = entry.name
         let path = directory.path(ofAsset: name)
-        let status = storage.status
-        guard let info = try status.status(of: path) else { return .damaged(.missing) }
+                guard let info = try status.status(of: path) else { return .damaged(.missing) }
         guard let fingerprint = FileFingerprint(regular: info) else {
             // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
             try releaseTakenPath(name)
@@ -74,7 +91,7 @@ extension ImageDatabase {
         if Int(fingerprint.size) != entry.size { return .damaged(.corrupt) }
         guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else { return .damaged(.corrupt) }
         let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
-        filesRead += 1
+        log.fileRead()
         // Reentrancy: a purge or another write may have changed the row while we read.
         guard let now = try index.entry(named: name), now.key == entry.key, now.sha256 == entry.sha256 else {
             return .changedMeanwhile
@@ -130,5 +147,18 @@ extension ImageDatabase {
             return .damaged(.corrupt)
         }
         return .good(Asset(key: key, bytes: bytes, sha256: digest, width: info.width, height: info.height))
+    }
+
+    /// The agent's file at `name` was replaced by something it must never open or write (a FIFO, directory,
+    /// socket, device or symbolic link): the file is gone and the path is not the agent's any more. Forgets
+    /// the record and reports the conflict (once per occupant); later accesses fetch nothing for it.
+    private func releaseTakenPath(_ name: String) throws(SyncError) {
+        guard let entry = try index.entry(named: name) else { return }
+        try index.remove(named: name)
+        guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else { return }
+        // Reported now (once, through the ledger): the path is someone else's until they free it.
+        let path = directory.path(ofAsset: name)
+        let occupant = try status.occupant(at: path)
+        _ = log.conflict(key, path: path, what: occupant.refusal(owned: false) ?? "not a regular file", occupant: occupant)
     }
 }

@@ -1,0 +1,65 @@
+import Logging
+
+/// Brings DIR in line with an accepted feed: the one algorithm of `--once` and of the agent's polls.
+///
+/// 1. The feed replaces the one kept; when its items changed, one walk of the index finds what is stored, stale,
+///    unstored and gone (`FeedCatalogue`).
+/// 2. The agent's files of items gone from the feed are removed, behind `--max-delete` (`GoneItemRemoval`).
+/// 3. A full pass (`--once`, the agent's first poll, `SIGHUP`) accesses every entry, duplicates included, each
+///    asset logged once (`FeedPass`).
+/// 4. Stored items whose feed tag changed are fetched again, conditionally (`AccessPipeline.refresh`).
+/// 5. Whatever is still not stored and has no failure waiting for its retry is fetched.
+///
+/// The caller runs steps 4 and 5's jobs (`runJobs`): the agent marks the keys as being repaired, so a watcher's
+/// repair of the same key waits; `--once` runs them within the access window.
+@SyncActor
+struct FeedApplication {
+    /// What steps 4 and 5 ask for.
+    enum Jobs {
+        case refresh([AssetKey])
+        case fetch([AssetKey])
+    }
+
+    let core: MirrorCore
+    let window: Int
+    let maxDeletePercent: Int
+    let logger: Logger
+    /// Runs the refreshes or fetches (each access logs its own outcome).
+    let runJobs: @SyncActor (Jobs) async -> Void
+
+    /// What applying a feed came to.
+    struct Result {
+        /// False: the same items as the feed kept (a new `ETag`, the same bytes).
+        var itemsChanged = false
+        var removal = GoneItemRemoval.Outcome()
+        /// The most misses loading at once in the full pass.
+        var peakAccesses = 0
+        /// Feed keys still not stored at the end.
+        var unstored: [AssetKey] = []
+    }
+
+    /// Applies `feed`; `collect` sees the full pass's outcomes. `comparingOffSilo`: the comparison with the feed
+    /// kept runs on the blocking-I/O pool (the agent, whose silo serves repairs meanwhile). Throws when the index
+    /// cannot be read; stops early, having done part, when the task is cancelled.
+    func apply(
+        _ feed: GalleryFeed, fullPass: Bool, comparingOffSilo: Bool, collect: (FeedPass.Outcome) -> Void = { _ in }
+    ) async throws(SyncError) -> Result {
+        var result = Result()
+        let catalogue = core.catalogue
+        result.itemsChanged = comparingOffSilo
+            ? try await catalogue.replaceComparingOffSilo(feed.uniqueKeys, tags: feed.tags)
+            : try catalogue.replace(feed.uniqueKeys, tags: feed.tags)
+        result.removal = await GoneItemRemoval(owned: core.owned, maxDeletePercent: maxDeletePercent, logger: logger)
+            .run(gone: try catalogue.current().gone, feedIsEmpty: feed.uniqueKeys.isEmpty)
+        if fullPass {
+            result.peakAccesses = await FeedPass(core: core, window: window).run(feed.entries, collect: collect)
+        }
+        if Task.isCancelled { return result }
+        await runJobs(.refresh(try catalogue.current().stale))
+        if Task.isCancelled { return result }
+        let memory = core.memory
+        await runJobs(.fetch(try catalogue.current().unstored.filter { !memory.hasFailureOnRecord($0) }))
+        result.unstored = try catalogue.current().unstored
+        return result
+    }
+}

@@ -1,0 +1,191 @@
+import FoundationEssentials
+import Logging
+
+/// The counters and the log lines of asset accesses, repairs, refreshes, conflicts and failures: what a person
+/// tailing the log and `status` see of the three cache layers.
+///
+/// Owns every counter `status` and the metrics show of accesses (hits by layer, repairs, conflicts, refreshes,
+/// files read), the running pass's tally (`PassTally`: one `event=asset` line per asset per pass, however often
+/// the feed lists it), which failures and conflicts were already written (each is written once, then counted),
+/// the last asset failure and the last file moved aside, and the `changes` alarm the status writer sleeps on.
+/// Every other type reports to it and reads nothing back but the figures.
+@SyncActor
+public final class AccessLog {
+    private let logger: Logger
+    private let metrics: SyncMetrics
+    private let received: ReceivedBytes
+    private let directory: SyncDirectory
+
+    /// Rung when anything `status` shows changed; the status writer sleeps on it.
+    public nonisolated let changes = Alarm()
+
+    /// Accesses by the layer that served them: one per `event=asset` access, as `emojiart_sync_hits_total`.
+    public private(set) var hits: [Hit: Int] = [:]
+    public private(set) var repairs = 0
+    public private(set) var conflicts = 0
+    /// Files fetched again because the feed's tag for them changed, and how many of those had new bytes.
+    public private(set) var refreshes = 0
+    public private(set) var updates = 0
+    /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
+    public private(set) var filesRead = 0
+    /// The last file that was not the agent's and was moved aside to let the agent store its asset, for `status`.
+    public private(set) var lastMovedAside: AgentStatus.MovedAside?
+    /// The most recent failure of an asset (not one on record being refused again), for `status`.
+    public private(set) var lastAssetFailure: (message: String, at: Date)?
+
+    /// Conflicts already logged: each path is reported once, not once per poll.
+    private var conflictLedger = ConflictLedger()
+    /// The running pass's counts and the keys it has logged. Nil outside a pass (a repair's outcome is always logged).
+    private var pass: PassTally?
+    /// Keys whose failure has been written since they last succeeded, with the failure written: the same failure on
+    /// record (or the same conflict found again) is then counted by each pass, not written again (a failing item
+    /// would otherwise cost a line per poll for as long as it fails).
+    private var failuresWritten: [AssetKey: String] = [:]
+
+    nonisolated init(logger: Logger, metrics: SyncMetrics, received: ReceivedBytes, directory: SyncDirectory) {
+        self.logger = logger
+        self.metrics = metrics
+        self.received = received
+        self.directory = directory
+    }
+
+    /// Bytes of asset bodies received from the gallery, valid or not, as `emojiart_sync_bytes_fetched_total`.
+    public nonisolated var bytesFetched: Int { received.count }
+
+    // MARK: - Passes
+
+    /// A pass begins: from now until `endPass()` each asset is logged once (`PassTally`). A pass begun while one
+    /// runs is part of it.
+    func beginPass() {
+        if pass == nil { pass = PassTally(bytesAtStart: bytesFetched) }
+    }
+
+    /// Ends the pass and writes its summary line (`event=pass`), with `extra` fields (a `--once` run's totals).
+    func endPass(extra: Logger.Metadata = [:]) {
+        guard let ended = pass else { return }
+        pass = nil
+        logger.info("pass done", metadata: ended.summary(bytesNow: bytesFetched).merging(extra) { _, given in given })
+    }
+
+    // MARK: - Accesses
+
+    /// Counts an access; writes its `hit=` line unless the running pass has written one for `key` already (a
+    /// repeat listing of the feed, counted in the pass's summary).
+    func access(_ key: AssetKey, hit: Hit, size: Int) {
+        changes.ring()
+        hits[hit, default: 0] += 1
+        metrics.hit(hit)
+        if !failuresWritten.isEmpty { failuresWritten[key] = nil }
+        guard pass?.noteAccess(key, hit: hit) ?? true else { return }
+        logger.info("asset", metadata: [
+            "event": "asset", "key": .string(key.rawValue), "hit": .string(hit.rawValue),
+            "bytes": .stringConvertible(size), "file": .string(key.fileName),
+        ])
+    }
+
+    /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
+    public func repair(of key: AssetKey, reason: DamageReason) {
+        repairs += 1
+        pass?.repairs += 1
+        changes.ring()
+        metrics.repair(reason.rawValue)
+        logger.info("re-fetching damaged asset", metadata: [
+            "event": "repair", "reason": .string(reason.rawValue), "key": .string(key.rawValue),
+            "file": .string(key.fileName),
+        ])
+    }
+
+    /// A load ended in `error`: `emojiart_sync_failures_total` counts loads, not the accesses that shared one,
+    /// and a failure on record or a cancellation did no work.
+    func loadFailed(_ error: any Error) {
+        if !(error is CancellationError || error is UnusableAnswerOnRecord) { metrics.failure(error) }
+    }
+
+    /// Logs an access that failed: written once per pass, and once at all while the same failure repeats.
+    func failure(_ key: AssetKey, _ error: any Error) {
+        changes.ring()
+        let remembered = error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord
+        if !remembered, !(error is CancellationError) { lastAssetFailure = ("\(key): \(error)", Date()) }
+        if pass != nil, pass?.failing.insert(key).inserted == false { return }
+        let message = String(describing: error)
+        // Written once, at warning: a failure on record, or the same failure again (a conflict a retry after
+        // `SIGHUP` finds again, an answer that is still no image an hour later) is counted by the pass and goes
+        // to debug, so that a failing item costs one line, not one per poll or retry for as long as it fails.
+        let repeated = failuresWritten[key].map { remembered || $0 == message } ?? false
+        if repeated {
+            pass?.remembered += 1
+        } else if !(error is CancellationError) {
+            failuresWritten[key] = message
+        }
+        var metadata: Logger.Metadata = [
+            "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(message),
+        ]
+        if remembered { metadata["remembered"] = "true" }
+        logger.log(level: repeated ? .debug : .warning, "asset unavailable", metadata: metadata)
+    }
+
+    /// A stored item whose feed tag changed was fetched again: `result` is `not_modified`, `unchanged` or `updated`.
+    func refreshed(_ key: AssetKey, result: String, bytes: Int) {
+        refreshes += 1
+        if result == "updated" { updates += 1 }
+        changes.ring()
+        logger.info("refreshed changed item", metadata: [
+            "event": "refresh", "key": .string(key.rawValue), "result": .string(result),
+            "file": .string(key.fileName), "bytes": .stringConvertible(bytes),
+        ])
+    }
+
+    /// An owned file was read to verify it.
+    func fileRead() {
+        filesRead += 1
+    }
+
+    /// A file the agent did not write was adopted: it holds exactly the agent's bytes.
+    func adopted(_ key: AssetKey) {
+        changes.ring()
+        logger.info("adopted identical file", metadata: [
+            "event": "adopt", "key": .string(key.rawValue), "file": .string(key.fileName),
+        ])
+    }
+
+    // MARK: - Conflicts and trouble
+
+    /// A file at `name` that was not the agent's was kept beside it, as `aside`: logged (a warning: a person
+    /// finds their file under a new name) and shown by `status`.
+    func movedAside(_ key: AssetKey, name: String, to aside: String) {
+        conflicts += 1
+        lastMovedAside = AgentStatus.MovedAside(file: name, movedTo: aside, at: Date())
+        changes.ring()
+        logger.warning("a file the agent did not write was at an asset path; kept under a new name", metadata: [
+            "event": "conflict", "key": .string(key.rawValue), "path": .string(directory.path(ofAsset: name)),
+            "moved_to": .string(directory.path(ofAsset: aside)),
+        ])
+    }
+
+    /// The error of an access whose path holds something the agent may not write; the conflict is logged once per
+    /// path and occupant.
+    func conflict(_ key: AssetKey, path: String, what: String, occupant: PathOccupant) -> SyncError {
+        if conflictLedger.note(path: path, occupant: "\(what) \(occupant.identity)") {
+            conflicts += 1
+            logger.warning("path taken, left untouched", metadata: [
+                "event": "conflict", "key": .string(key.rawValue), "path": .string(path), "reason": .string(what),
+            ])
+        }
+        return SyncError(
+            .conflict, "\(path) is \(what); left untouched (move it away to let the agent store \(key))", path: path)
+    }
+
+    /// The agent stored a file at `path`: a conflict there, if one was logged, is over.
+    func pathStored(_ path: String) {
+        conflictLedger.clear(path: path)
+        changes.ring()
+    }
+
+    /// The index could not be read or written where the work could go on without it (a fingerprint not
+    /// recorded costs a re-read later): logged, never taken for a different answer.
+    func indexTrouble(_ error: SyncError, while doing: String) {
+        logger.warning("index error", metadata: [
+            "event": "index", "result": "failed", "while": .string(doing), "error": .string(error.message),
+        ])
+    }
+}

@@ -1,0 +1,443 @@
+import CurlHTTP
+import FoundationEssentials
+
+/// Every asset access, memory, then disk, then network: the book's `ImageDatabase.image(_:)`, a batch at a time.
+///
+/// A pass hands it a batch of feed entries per visit (`answer(_:pass:)`). In that one turn of the silo each entry is
+/// decided once: a memory hit, a disk hit (its file's `lstat` is the fingerprint recorded when the agent last wrote
+/// or verified it), a refusal (a failure or an answer with no image on record, its retry time not come), or a miss,
+/// which is registered in flight there and then, so later listings of the key attach to it without a task. Each
+/// miss is then one job of the caller's (`load(_:)`): off the silo it checks the path is writable, fetches, validates,
+/// hashes and writes the temporary file (`AssetFetcher.fetchAndStage`); one entry into the silo commits it
+/// (`GroupCommitter.publish`) and ends the load. Repairs (`refetch`) and refreshes run the same way, each in its
+/// caller's task.
+///
+/// Owns the memory layer (`ImageLoader`: the cache, the loads in flight, the failures) and the pass numbers; asks the
+/// index, the catalogue (the feed's tags), the inspector, the committer and the fetcher; reports every access,
+/// exactly one `event=asset` line per access (per pass), to the `AccessLog`.
+@SyncActor
+public final class AccessPipeline {
+    public let memory: ImageLoader
+    private let index: AssetIndex
+    private let catalogue: FeedCatalogue
+    private let inspector: FileInspector
+    private let committer: GroupCommitter
+    private let fetcher: AssetFetcher
+    private let log: AccessLog
+    private let status: PathStatus
+    private let directory: SyncDirectory
+    private var passes: UInt64 = 0
+    /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
+    /// files or the feed changed, not at every status write (10,000 failing keys cost 78 ms a write otherwise).
+    private var assetStatesCache: (basis: [UInt64], states: (ok: Int, missing: Int, failing: Int))?
+
+    init(
+        memory: ImageLoader, index: AssetIndex, catalogue: FeedCatalogue, inspector: FileInspector,
+        committer: GroupCommitter, fetcher: AssetFetcher, log: AccessLog, status: PathStatus, directory: SyncDirectory
+    ) {
+        self.memory = memory
+        self.index = index
+        self.catalogue = catalogue
+        self.inspector = inspector
+        self.committer = committer
+        self.fetcher = fetcher
+        self.log = log
+        self.status = status
+        self.directory = directory
+    }
+
+    /// A miss decided in a batch and registered in flight: what its job does (`load(_:)`).
+    public struct Miss: Sendable {
+        let token: ImageLoader.LoadToken
+        let plan: Plan
+        public var key: AssetKey { token.key }
+    }
+
+    enum Plan: Sendable {
+        /// Not stored: fetched. `unusableOnRecord`: the index records an answer with no image (forgotten once stored).
+        case fetch(unusableOnRecord: Bool)
+        /// Stored, but its `lstat` is not the recorded fingerprint: read and checked, repaired if damaged.
+        case verify(IndexEntry, unusableOnRecord: Bool)
+        /// The index could not be read when the batch was answered: decided again by the job.
+        case decide
+    }
+
+    /// What one job of a miss came to, for the pass: the outcome, and the listings of the key attached to it.
+    public struct LoadOutcome: Sendable {
+        public let key: AssetKey
+        public let hit: Hit?
+        public let bytes: Int
+        public let failure: String?
+        public let attachedListings: Int
+    }
+
+    /// A number for a new pass: the listings a pass makes of a key it is loading attach to that load.
+    public func beginPass() -> UInt64 {
+        passes += 1
+        return passes
+    }
+
+    // MARK: - Batches
+
+    /// Answers a batch of feed entries in one turn (see the type's comment). Duplicates of a key in the batch are
+    /// answered alike: the second one of a key found on disk is a memory hit, as in the book, and one of a key being
+    /// loaded by this pass is attached to its load.
+    public func answer(_ entries: ArraySlice<AssetKey>, pass: UInt64) -> BatchAnswer {
+        var answer = BatchAnswer()
+        var taken = 0
+        do {
+            try index.readTransaction { () throws(SyncError) in
+                for key in entries {
+                    try decide(key, pass: pass, into: &answer)
+                    taken += 1
+                }
+            }
+        } catch {
+            // The index could not be read: the keys not answered are decided again by their jobs, where each
+            // access that still cannot read it fails with this error and logs it.
+            log.indexTrouble(error, while: "answering a batch of accesses")
+            for key in entries.dropFirst(taken) {
+                if memory.isLoading(key) {
+                    if !memory.attachListing(key, pass: pass) { answer.joins.append(key) }
+                } else {
+                    answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: .decide))
+                }
+            }
+        }
+        return answer
+    }
+
+    /// One entry of a batch. Throws when the index cannot be read.
+    private func decide(_ key: AssetKey, pass: UInt64, into answer: inout BatchAnswer) throws(SyncError) {
+        if let asset = memory.cachedAsset(for: key) {
+            log.access(key, hit: .memory, size: asset.size)
+            answer.answered.append((key, .memory, asset.size))
+            return
+        }
+        if memory.isLoading(key) {
+            if !memory.attachListing(key, pass: pass) { answer.joins.append(key) }
+            return
+        }
+        if let failure = memory.rememberedFailure(for: key) {
+            log.failure(key, failure)
+            answer.refused.append((key, String(describing: failure)))
+            return
+        }
+        let look = try index.lookUp(key)
+        if let entry = look.entry {
+            if let asset = trusted(entry, of: key) {
+                memory.remember(asset)
+                log.access(key, hit: .disk, size: asset.size)
+                answer.answered.append((key, .disk, asset.size))
+                return
+            }
+            let plan = Plan.verify(entry, unusableOnRecord: look.unusable != nil)
+            answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan))
+            return
+        }
+        if let refusal = refusal(for: look.unusable, of: key) {
+            // Not stored, and on record as answering with no image: refused, and remembered, so the feed's other
+            // listings of it are refused from memory.
+            memory.recordFailure(refusal, for: key)
+            log.failure(key, refusal)
+            answer.refused.append((key, String(describing: refusal)))
+            return
+        }
+        let plan = Plan.fetch(unusableOnRecord: look.unusable != nil)
+        answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan))
+    }
+
+    /// Runs the job of a miss in the caller's task and ends its load: the outcome, logged, with the listings that
+    /// were attached to it answered alike.
+    public func load(_ miss: Miss) async -> LoadOutcome {
+        let key = miss.key
+        let result: Result<(Asset, Hit), any Error>
+        do {
+            result = .success(try await perform(miss.plan, for: key))
+        } catch {
+            log.loadFailed(error)
+            result = .failure(error)
+        }
+        let attached = memory.endLoad(miss.token, with: result.map(\.0)).attachedListings
+        switch result {
+        case .success((let asset, let hit)):
+            for _ in 0..<attached { log.access(key, hit: .memory, size: asset.size) }
+            return LoadOutcome(key: key, hit: hit, bytes: asset.size, failure: nil, attachedListings: attached)
+        case .failure(let error):
+            for _ in 0...attached { log.failure(key, error) }
+            return LoadOutcome(key: key, hit: nil, bytes: 0, failure: String(describing: error), attachedListings: attached)
+        }
+    }
+
+    /// Gives up misses that were decided but whose jobs never started (the pass was cancelled): callers waiting for
+    /// them try again.
+    public func abandon(_ misses: [Miss]) {
+        for miss in misses { _ = memory.endLoad(miss.token, with: .failure(CancellationError())) }
+    }
+
+    private func perform(_ plan: Plan, for key: AssetKey) async throws -> (Asset, Hit) {
+        switch plan {
+        case .fetch(let unusableOnRecord):
+            return try await fetch(key, owned: false, unusableOnRecord: unusableOnRecord)
+        case .verify(let entry, let unusableOnRecord):
+            return try await verifyOrRepair(entry, of: key, unusableOnRecord: unusableOnRecord)
+        case .decide:
+            return try await loadBelowMemory(key)
+        }
+    }
+
+    // MARK: - Single accesses
+
+    /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line. The line is
+    /// written where the work happened: by the access that read the disk or the network (before anyone
+    /// waiting on it resumes), or here for memory hits.
+    public func image(_ key: AssetKey) async throws -> (Asset, Hit) {
+        do {
+            let (asset, hit) = try await memory.asset(for: key) { [self] in
+                try await countingFailure { try await loadBelowMemory(key) }
+            }
+            if hit == .memory { log.access(key, hit: hit, size: asset.size) }
+            return (asset, hit)
+        } catch {
+            log.failure(key, error)
+            throw error
+        }
+    }
+
+    /// Fetches `key` from the network even if memory and disk have it, and stores it: a repair.
+    ///
+    /// With a `reason` it is a repair: the load logs `event=repair` first, unless it finds the file intact (its
+    /// `lstat` is the fingerprint recorded when the agent last wrote it: another repair of the same damage finished
+    /// after this one was decided), which is a disk hit and fetches nothing. A refetch that joins a load in flight
+    /// logs no repair line: that load is the repair. `priority: .urgent` for a repair a person's change asked for:
+    /// its transfer starts before those of a pass still waiting for a slot.
+    public func refetch(
+        _ key: AssetKey, reason: DamageReason? = nil, priority: RequestPriority = .normal
+    ) async throws -> Asset {
+        do {
+            let (asset, hit) = try await memory.reload(key) { [self] in
+                let look = try index.lookUp(key)
+                if let reason {
+                    if let entry = look.entry, let intact = trusted(entry, of: key) {
+                        log.access(key, hit: .disk, size: intact.size)
+                        return (intact, .disk)
+                    }
+                    log.repair(of: key, reason: reason)
+                }
+                if look.entry == nil { try refuseUnusableAnswer(look.unusable, of: key) }
+                return try await countingFailure {
+                    try await fetch(key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil, priority: priority)
+                }
+            }
+            if hit == .memory { log.access(key, hit: hit, size: asset.size) }
+            return asset
+        } catch {
+            log.failure(key, error)
+            throw error
+        }
+    }
+
+    /// Fetches `key` again because its feed tag changed: conditionally (`If-None-Match`/`If-Modified-Since`
+    /// with the validators the server gave for the stored bytes), so an unchanged image costs a `304`. The
+    /// file is replaced, atomically as always, only when the bytes differ; the row takes the new tag either way.
+    public func refresh(_ key: AssetKey) async throws {
+        guard let entry = try index.entry(for: key) else { return }
+        let tag = catalogue[tag: key]
+        do {
+            _ = try await memory.reload(key) { [self] in
+                try await countingFailure { try await loadFresh(key, stored: entry, tag: tag) }
+            }
+        } catch {
+            log.failure(key, error)
+            throw error
+        }
+    }
+
+    // MARK: - Below memory
+
+    /// Disk, then network, for a key decided now (the index could not be read when its batch was answered, or a
+    /// single access).
+    private func loadBelowMemory(_ key: AssetKey) async throws -> (Asset, Hit) {
+        let look = try index.lookUp(key)
+        if let entry = look.entry {
+            return try await verifyOrRepair(entry, of: key, unusableOnRecord: look.unusable != nil)
+        }
+        try refuseUnusableAnswer(look.unusable, of: key)
+        return try await fetch(key, owned: false, unusableOnRecord: look.unusable != nil)
+    }
+
+    /// A stored key whose file is not known intact: checked (read and hashed off the silo), answered from disk when
+    /// good, repaired from the network when damaged.
+    private func verifyOrRepair(_ entry: IndexEntry, of key: AssetKey, unusableOnRecord: Bool) async throws -> (Asset, Hit) {
+        switch try await inspector.check(entry) {
+        case .trusted:
+            let asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+            log.access(key, hit: .disk, size: asset.size)
+            return (asset, .disk)
+        case .verified(let asset):
+            log.access(key, hit: .disk, size: asset.size)
+            return (asset, .disk)
+        case .changedMeanwhile:
+            // The row went while the file was read (a purge): decided again from what the index says now.
+            if try index.entry(named: entry.name) == nil { return try await loadBelowMemory(key) }
+            log.repair(of: key, reason: .corrupt)
+        case .damaged(let reason):
+            log.repair(of: key, reason: reason)
+        }
+        return try await fetch(key, owned: true, unusableOnRecord: unusableOnRecord)
+    }
+
+    /// The one job off the silo (the path checked, then fetch, validate, hash, write a temporary file), then the
+    /// group commit. `owned`: the index has a row for `key`.
+    private func fetch(
+        _ key: AssetKey, owned: Bool, unusableOnRecord: Bool, priority: RequestPriority = .normal
+    ) async throws -> (Asset, Hit) {
+        let staged: StagedAsset
+        do {
+            switch try await Self.stage(key, owned: owned, fetcher: fetcher, status: status, directory: directory, priority: priority) {
+            case .staged(let fetched):
+                staged = fetched
+            case .taken(let path, let refusal, let occupant):
+                throw log.conflict(key, path: path, what: refusal, occupant: occupant)
+            }
+        } catch let error where ImageLoader.answeredButUnusable(error) {
+            do {
+                try index.recordUnusableAnswer(
+                    UnusableAnswer(tag: catalogue[tag: key], reason: String(describing: error), answeredAt: Date()), for: key)
+            } catch let trouble {
+                // The access fails for what the server answered; not recording it costs one more request later.
+                log.indexTrouble(trouble, while: "recording that \(key) answered with no image")
+            }
+            throw error
+        }
+        if unusableOnRecord { try index.forgetUnusableAnswer(for: key) }
+        try await committer.publish(staged, tag: catalogue[tag: key])
+        log.access(key, hit: .network, size: staged.asset.size)
+        return (staged.asset, .network)
+    }
+
+    /// What the off-silo job of a fetch came to.
+    private enum Staging: Sendable {
+        case staged(StagedAsset)
+        /// The path holds something the agent may not write: nothing was fetched.
+        case taken(path: String, refusal: String, occupant: PathOccupant)
+    }
+
+    /// Off the silo: no fetch for a path the agent could not write anyway (one `lstat`, whose error is an error),
+    /// then `AssetFetcher.fetchAndStage`.
+    @concurrent
+    private nonisolated static func stage(
+        _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
+        priority: RequestPriority
+    ) async throws -> Staging {
+        let path = directory.path(ofAsset: key.fileName)
+        let occupant = try status.occupant(at: path)
+        if let refusal = occupant.refusal(owned: owned) { return .taken(path: path, refusal: refusal, occupant: occupant) }
+        return .staged(try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory, priority: priority))
+    }
+
+    /// A changed feed tag: fetched conditionally, stored only when the bytes differ.
+    private func loadFresh(_ key: AssetKey, stored entry: IndexEntry, tag: String?) async throws -> (Asset, Hit) {
+        let validators = HTTPValidators(etag: entry.etag, lastModified: entry.lastModified)
+        let result: String
+        let asset: Asset
+        switch try await fetcher.fetchAsset(key, validators: validators.isEmpty ? nil : validators) {
+        case .notModified:
+            result = "not_modified"
+            asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+            try retag(entry, tag: tag, validators: validators)
+        case .fetched(let fetched, let newValidators):
+            asset = fetched
+            if fetched.sha256 == entry.sha256 {
+                result = "unchanged"
+                try retag(entry, tag: tag, validators: newValidators)
+            } else {
+                result = "updated"
+                try await committer.store(fetched, tag: tag, validators: newValidators)
+            }
+        }
+        log.refreshed(key, result: result, bytes: asset.bytes?.count ?? 0)
+        return (asset, .network)
+    }
+
+    /// Records a new tag and validators on a row, if the row is still the one that was looked at.
+    private func retag(_ entry: IndexEntry, tag: String?, validators: HTTPValidators) throws(SyncError) {
+        guard var now = try index.entry(named: entry.name), now.sha256 == entry.sha256 else { return }
+        now.tag = tag
+        now.etag = validators.etag
+        now.lastModified = validators.lastModified
+        try index.put(now)
+    }
+
+    /// `emojiart_sync_failures_total` counts loads: the accesses that join a load share its one failure.
+    private func countingFailure(_ load: () async throws -> (Asset, Hit)) async throws -> (Asset, Hit) {
+        do {
+            return try await load()
+        } catch {
+            log.loadFailed(error)
+            throw error
+        }
+    }
+
+    // MARK: - Decisions
+
+    /// The asset `entry` records, when its file is the one the agent last wrote or verified: one `lstat` decides
+    /// (device, inode, size, mtime, ctime of a regular file, as recorded). Nil otherwise (a failed `lstat`
+    /// included: the access then goes the long way, where the error is an error).
+    private func trusted(_ entry: IndexEntry, of key: AssetKey) -> Asset? {
+        guard let fingerprint = entry.fingerprint,
+            (try? status.fingerprint(of: directory.path(ofAsset: entry.name))) == fingerprint
+        else { return nil }
+        return Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+    }
+
+    /// Throws when `answer` (the one on record for `key`) says its URL answered with something that is not an
+    /// image, under the tag the feed gives it now, less than `RetryPolicy.unusableAnswer` ago: asking again would
+    /// get the same.
+    private func refuseUnusableAnswer(_ answer: UnusableAnswer?, of key: AssetKey) throws {
+        if let refusal = refusal(for: answer, of: key) { throw refusal }
+    }
+
+    /// The refusal of an access of `key` for `answer` on record (see `refuseUnusableAnswer`), or nil.
+    private func refusal(for answer: UnusableAnswer?, of key: AssetKey) -> UnusableAnswerOnRecord? {
+        guard let answer, answer.tag == catalogue[tag: key] else { return nil }
+        let retryAt = answer.answeredAt.addingTimeInterval(memory.retryPolicy.unusableAnswer.seconds)
+        return retryAt > Date() ? UnusableAnswerOnRecord(key: key, answer: answer, retryAt: retryAt) : nil
+    }
+
+    // MARK: - States
+
+    /// The feed's assets in exactly one state each: `ok` (stored and not failing), `failing` (the last access
+    /// failed; retried at its time), `missing` (neither: not fetched yet, or damaged and waiting for its repair).
+    /// The three add up to the feed's size. Costs a lookup per failing key, not per asset.
+    public func assetStates() throws(SyncError) -> (ok: Int, missing: Int, failing: Int) {
+        let basis = [memory.failuresVersion, UInt64(catalogue.storedInFeed), catalogue.version]
+        if let cached = assetStatesCache, cached.basis == basis { return cached.states }
+        var failing = 0
+        var failingStored = 0
+        for key in memory.failingKeysUnordered where catalogue.contains(key) {
+            failing += 1
+            if try index.entry(for: key) != nil { failingStored += 1 }
+        }
+        let ok = catalogue.storedInFeed - failingStored
+        let states = (ok, catalogue.keys.count - ok - failing, failing)
+        assetStatesCache = (basis, states)
+        return states
+    }
+
+    /// Forgets every remembered failure, in memory and in the index, so the next access of each asks again.
+    public func forgetFailures() throws(SyncError) {
+        memory.forgetFailures()
+        try index.forgetUnusableAnswers()
+    }
+}
+
+/// What one batch visit answered: the hits (already logged and counted), the refusals of failures on record
+/// (already logged), the misses registered in flight (one job each: `AccessPipeline.load`), and listings of keys
+/// another caller is loading (waited for: `AccessPipeline.image`).
+public struct BatchAnswer: Sendable {
+    public var answered: [(key: AssetKey, hit: Hit, bytes: Int)] = []
+    public var refused: [(key: AssetKey, failure: String)] = []
+    public var loads: [AccessPipeline.Miss] = []
+    public var joins: [AssetKey] = []
+}
