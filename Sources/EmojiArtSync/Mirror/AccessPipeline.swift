@@ -22,10 +22,10 @@ public final class AccessPipeline {
     private let catalogue: FeedCatalogue
     private let inspector: FileInspector
     private let committer: GroupCommitter
-    private let fetcher: AssetFetcher
+    private nonisolated let fetcher: AssetFetcher
     private let log: AccessLog
-    private let status: PathStatus
-    private let directory: SyncDirectory
+    private nonisolated let status: PathStatus
+    private nonisolated let directory: SyncDirectory
     private var passes: UInt64 = 0
     /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
     /// files or the feed changed, not at every status write (10,000 failing keys cost 78 ms a write otherwise).
@@ -148,12 +148,32 @@ public final class AccessPipeline {
     }
 
     /// Runs the job of a miss in the caller's task and ends its load: the outcome, logged, with the listings that
-    /// were attached to it answered alike.
-    public func load(_ miss: Miss) async -> LoadOutcome {
+    /// were attached to it answered alike. A key that is not stored is fetched before the job enters the silo at
+    /// all: it enters once, to commit and end the load.
+    public nonisolated func load(_ miss: Miss) async -> LoadOutcome {
+        guard case .fetch(let unusableOnRecord) = miss.plan else { return await loadInSilo(miss) }
+        let staging: Result<Staging, any Error>
+        do {
+            staging = .success(try await Self.stage(
+                miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, priority: .normal))
+        } catch {
+            staging = .failure(error)
+        }
+        return await end(miss) { [self] in
+            try await publish(miss.key, staging: staging, unusableOnRecord: unusableOnRecord)
+        }
+    }
+
+    private func loadInSilo(_ miss: Miss) async -> LoadOutcome {
+        await end(miss) { [self] in try await perform(miss.plan, for: miss.key) }
+    }
+
+    /// Runs the rest of a miss's job in the silo, then ends its load and answers the listings attached to it.
+    private func end(_ miss: Miss, after work: () async throws -> (Asset, Hit)) async -> LoadOutcome {
         let key = miss.key
         let result: Result<(Asset, Hit), any Error>
         do {
-            result = .success(try await perform(miss.plan, for: key))
+            result = .success(try await work())
         } catch {
             log.loadFailed(error)
             result = .failure(error)
@@ -292,21 +312,36 @@ public final class AccessPipeline {
     private func fetch(
         _ key: AssetKey, owned: Bool, unusableOnRecord: Bool, priority: RequestPriority = .normal
     ) async throws -> (Asset, Hit) {
-        let staged: StagedAsset
+        let staging: Result<Staging, any Error>
         do {
-            switch try await Self.stage(key, owned: owned, fetcher: fetcher, status: status, directory: directory, priority: priority) {
-            case .staged(let fetched):
-                staged = fetched
-            case .taken(let path, let refusal, let occupant):
-                throw log.conflict(key, path: path, what: refusal, occupant: occupant)
-            }
-        } catch let error where ImageLoader.answeredButUnusable(error) {
-            do {
-                try index.recordUnusableAnswer(
-                    UnusableAnswer(tag: catalogue[tag: key], reason: String(describing: error), answeredAt: Date()), for: key)
-            } catch let trouble {
-                // The access fails for what the server answered; not recording it costs one more request later.
-                log.indexTrouble(trouble, while: "recording that \(key) answered with no image")
+            staging = .success(try await Self.stage(
+                key, owned: owned, fetcher: fetcher, status: status, directory: directory, priority: priority))
+        } catch {
+            staging = .failure(error)
+        }
+        return try await publish(key, staging: staging, unusableOnRecord: unusableOnRecord)
+    }
+
+    /// What a fetch staged goes to its path (`GroupCommitter.publish`); a path found taken is a conflict, and an
+    /// answer that was no image is recorded, so the next listings are refused without asking.
+    private func publish(
+        _ key: AssetKey, staging: Result<Staging, any Error>, unusableOnRecord: Bool
+    ) async throws -> (Asset, Hit) {
+        let staged: StagedAsset
+        switch staging {
+        case .success(.staged(let fetched)):
+            staged = fetched
+        case .success(.taken(let path, let refusal, let occupant)):
+            throw log.conflict(key, path: path, what: refusal, occupant: occupant)
+        case .failure(let error):
+            if ImageLoader.answeredButUnusable(error) {
+                do {
+                    try index.recordUnusableAnswer(
+                        UnusableAnswer(tag: catalogue[tag: key], reason: String(describing: error), answeredAt: Date()), for: key)
+                } catch let trouble {
+                    // The access fails for what the server answered; not recording it costs one more request later.
+                    log.indexTrouble(trouble, while: "recording that \(key) answered with no image")
+                }
             }
             throw error
         }

@@ -59,9 +59,16 @@ public final class GroupCommitter {
         case refused(String)
     }
 
+    /// A file in the queue, with the task that waits for it (nil for the task that commits the next batch itself).
     private struct Waiting {
         let file: PendingFile
-        let continuation: CheckedContinuation<Outcome, any Error>
+        var continuation: CheckedContinuation<Turn, any Error>?
+    }
+
+    /// What a waiting task is told: its file's outcome, or that it commits the next batch (its file is in it).
+    private enum Turn {
+        case committed(Outcome)
+        case commitNextBatch
     }
 
     private let storage: DiskStorage
@@ -169,29 +176,50 @@ public final class GroupCommitter {
 
     /// Commits `file` with the batch that is open now, and returns once that batch is durable and recorded.
     /// Throws when the batch could not be made durable or recorded; the temporary file is gone either way.
+    ///
+    /// No task of its own does the work: the caller that finds nothing being committed commits the batch (its own
+    /// file, and whatever arrived meanwhile), and hands the next batch, if files arrived while it worked, to the
+    /// task of the first of them. So a file costs its task one entry into the silo and one resumption, and a batch
+    /// two trips to the I/O pool (flush, then the directory's `fsync`).
     public func commit(_ file: PendingFile) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.append(Waiting(file: file, continuation: continuation))
-            if !committing {
-                committing = true
-                Task { await self.drain() }
+        let position = queue.count
+        queue.append(Waiting(file: file, continuation: nil))
+        if committing {
+            let turn = try await withCheckedThrowingContinuation { continuation in
+                queue[position].continuation = continuation
             }
+            if case .committed(let outcome) = turn { return outcome }
         }
+        committing = true
+        return try await commitQueuedBatch(leadingWith: file.temporaryPath)
     }
 
-    /// Commits batches until nothing is waiting: each batch is what arrived while the previous one was committed.
-    private func drain() async {
-        while !queue.isEmpty {
-            await storage.status.hooks?.runBeforeCommitBatch()
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
-            let outcomes = await commitBatch(batch.map(\.file))
-            batches += 1
-            files += batch.count
-            largestBatch = max(largestBatch, batch.count)
-            for (waiting, outcome) in zip(batch, outcomes) { waiting.continuation.resume(with: outcome) }
+    /// Commits every file queued now (the caller's own, whose path is `own`, among them), resumes the others'
+    /// tasks, and hands the next batch to the first file that arrived meanwhile. Returns the caller's outcome.
+    private func commitQueuedBatch(leadingWith own: String) async throws -> Outcome {
+        await storage.status.hooks?.runBeforeCommitBatch()
+        let batch = queue
+        queue.removeAll(keepingCapacity: true)
+        let outcomes = await commitBatch(batch.map(\.file))
+        batches += 1
+        files += batch.count
+        largestBatch = max(largestBatch, batch.count)
+        var mine: Result<Outcome, any Error>?
+        for (waiting, outcome) in zip(batch, outcomes) {
+            if let continuation = waiting.continuation {
+                continuation.resume(with: outcome.map(Turn.committed))
+            } else if waiting.file.temporaryPath == own {
+                mine = outcome
+            }
         }
-        committing = false
+        if queue.isEmpty {
+            committing = false
+        } else if let next = queue[0].continuation {
+            queue[0].continuation = nil
+            next.resume(returning: .commitNextBatch)
+        }
+        guard let mine else { throw SyncError(.system, "\(own) was not in the batch it committed") }
+        return try mine.get()
     }
 
     private func commitBatch(_ batch: [PendingFile]) async -> [Result<Outcome, any Error>] {

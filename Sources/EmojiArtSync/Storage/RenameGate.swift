@@ -115,7 +115,7 @@ final class RenameGate: Sendable {
     var shutUntil: ContinuousClock.Instant? { state.withLock { $0.shutUntil } }
 
     /// Returns once DIR has been quiet long enough (nil), or at once with why DIR is gone.
-    func waitUntilOpen() async -> String? {
+    func waitUntilOpen(isolation: isolated (any Actor)? = #isolation) async -> String? {
         while true {
             let (gone, until, watching) = state.withLock { ($0.gone, $0.shutUntil, $0.watching) }
             if let gone { return gone }

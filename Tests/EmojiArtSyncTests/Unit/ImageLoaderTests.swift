@@ -28,7 +28,10 @@ import Testing
         #expect(await loader.memoryHits == 49)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aLoadIsCancelledWhenEveryCallerWaitingForItIsCancelledAndNotBefore() async throws {
+    /// A load runs in the task of the caller that began it (no task of its own). A waiter that gives up stops
+    /// waiting at once and the load goes on; when the caller running it gives up, a caller still waiting takes
+    /// the load over and gets the asset.
+    @Test(.timeLimit(.minutes(1))) func aWaiterThatGivesUpLeavesTheLoadAndOneLeftTakesOverFromACancelledRunner() async throws {
         let loader = ImageLoader(memoryLimit: 1 << 20)
         let asset = try makeAsset(3, size: 10)
         let started = Counter()
@@ -44,28 +47,29 @@ import Testing
             }
             return (asset, .network)
         }
-        let first = Task { try await loader.asset(for: asset.key, load: load) }
-        let second = Task { try await loader.asset(for: asset.key, load: load) }
+        let runner = Task { try await loader.asset(for: asset.key, load: load) }
+        try #require(await eventually { started.value == 1 })
+        let waiter = Task { try await loader.asset(for: asset.key, load: load) }
         try #require(await eventually { await loader.memoryHits == 1 }, "the second caller never joined the load")
 
-        // One of two callers gives up: the load goes on for the other.
-        first.cancel()
-        let third = Task { try await loader.asset(for: asset.key, load: load) }
-        try #require(await eventually { await loader.memoryHits == 2 })
+        // A waiter gives up: it stops waiting now, and the load goes on for its runner.
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(cancelled.value == 0)
         #expect(await loader.loadsInFlight == 1)
 
-        // The rest give up too: nobody waits, so the load itself is cancelled and ends.
-        second.cancel()
-        third.cancel()
-        for caller in [first, second, third] {
-            await #expect(throws: CancellationError.self) { try await caller.value }
-        }
+        // The runner gives up while another caller waits: that caller loads again, and gets the asset.
+        let heir = Task { try await loader.asset(for: asset.key, load: load) }
+        try #require(await eventually { await loader.memoryHits == 2 })
+        runner.cancel()
+        await #expect(throws: CancellationError.self) { try await runner.value }
+        try #require(await eventually { started.value == 2 }, "nobody took the load over")
         #expect(cancelled.value == 1)
-        #expect(started.value == 1)
+        release.continuation.finish()
+        let (got, hit) = try await heir.value
+        #expect(got == asset && hit == .network)
         #expect(await loader.loadsInFlight == 0)
         #expect(await loader.failureCount == 0, "a cancelled load is not a failure to remember")
-        release.continuation.finish()
     }
 
     @Test func aFailureIsRememberedUntilItsRetryTimeThenTriedAgain() async throws {

@@ -1,0 +1,58 @@
+import EmojiArtGallery
+@testable import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+/// How many times the agent's work enters the `SyncActor` silo, counted by the silo's executor itself
+/// (`EMOJIART_SYNC_COUNT_SILO_JOBS=1` makes it a `CountingSiloExecutor`: every job that enters is counted, whatever
+/// the code under test does). The built binary runs `--once` as a user runs it and writes `silo_jobs=` in its
+/// `event=pass` line. Docs: docs/ARCHITECTURE.md, "A miss".
+@Suite(.timeLimit(.minutes(2)))
+struct SiloJobTests {
+    /// A cold pass: every valid item is a miss. Each costs at most five jobs of the silo (the decision is shared by
+    /// its batch; then the job of the miss enters once to commit, is resumed by the commit, and the pass collects
+    /// it), whatever the feed's size; a warm pass costs at most two per batch of 256 entries.
+    @Test func aMissEntersTheSiloAtMostFiveTimesAndAWarmBatchAtMostTwice() async throws {
+        let gallery = try await GalleryFixture(count: 400, imageSize: .small)
+        let dir = TemporaryDirectory("silo-jobs")
+        let out = TemporaryDirectory("silo-jobs-out")
+        let arguments = ["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"]
+        let counting = ["EMOJIART_SYNC_COUNT_SILO_JOBS": "1"]
+
+        let cold = try await AgentProcess.run(arguments, outputDirectory: out.path, environment: counting)
+        let warm = try await AgentProcess.run(arguments, outputDirectory: out.path, environment: counting)
+        await gallery.stop()
+        #expect(cold.status == ExitStatus.partial.rawValue, "\(cold.stderr)")  // the book's error items fail
+        let passes = logLines(dir.path).filter { $0.contains("event=pass") }
+        try #require(passes.count == 2, "\(passes)")
+        let coldJobs = try Self.field("silo_jobs", in: passes[0])
+        let misses = try Self.field("network", in: passes[0]) + gallery.errorNumbers.count  // a failed load is a miss too
+        let (warmJobs, diskHits) = (try Self.field("silo_jobs", in: passes[1]), try Self.field("disk", in: passes[1]))
+        #expect(misses == 400)
+        #expect(diskHits == gallery.validNumbers.count)
+        // Fixed costs (the feed, the sweep, the flushes at the end) are shared; per miss, five at most (a file that
+        // commits its batch alone: its job enters, is resumed after the flush and after the directory's fsync, may
+        // be handed the batch, and is collected by the pass).
+        #expect(coldJobs <= 5 * misses + 60, "\(coldJobs) silo jobs for \(misses) misses")
+        let batches = (3 * 400 + FeedPass.batchSize - 1) / FeedPass.batchSize
+        #expect(warmJobs <= 2 * batches + 20, "\(warmJobs) silo jobs for a warm pass of \(batches) batches")
+        #expect(warm.status == ExitStatus.partial.rawValue, "\(warm.stderr)")
+    }
+
+    /// Without the variable the silo's executor is the ordinary one, and no count is written.
+    @Test func nothingIsCountedUnlessAsked() async throws {
+        let gallery = try await GalleryFixture(count: 12, imageSize: .small)
+        let dir = TemporaryDirectory("silo-jobs-off")
+        let out = TemporaryDirectory("silo-jobs-off-out")
+        _ = try await AgentProcess.run(["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        await gallery.stop()
+        let pass = try #require(logLines(dir.path).first { $0.contains("event=pass") })
+        #expect(!pass.contains("silo_jobs="))
+    }
+
+    private static func field(_ name: String, in line: String) throws -> Int {
+        let value = line.split(separator: " ").first { $0.hasPrefix(name + "=") }?.dropFirst(name.count + 1)
+        return try #require(value.flatMap { Int($0) }, "no \(name)= in \(line)")
+    }
+}
