@@ -12,6 +12,9 @@ import Glibc
 /// goes away; size rotation; following an outside rotation (logrotate's rename); a stuck file.
 @Suite(.timeLimit(.minutes(1)))
 struct LogSinkTests {
+    /// How long a caller that finds the buffer full waits for the writer, at most (`LogSink.WhenFull.wait`).
+    static let fullWait: Duration = .seconds(1)
+
     static func read(_ path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
