@@ -1,7 +1,6 @@
 import EmojiArtSync
 import Foundation
 import Logging
-import Synchronization
 import TestSupport
 import Testing
 
@@ -65,13 +64,10 @@ struct AccessLineWriterTests {
     @Test(arguments: LogFormat.allCases)
     func theTwoPathsWriteTheSameLinesInOrderToTheFileAndStandardError(format: LogFormat) throws {
         let dir = TemporaryDirectory("accessline-paths")
-        let stderrPath = dir.file("stderr")
-        let stderr = open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        #expect(stderr >= 0)
-        defer { close(stderr) }
+        let stderr = StandardErrorFile(dir)
         let sink = try LogSink(
             path: dir.file("sync.log"), alsoStandardError: true, format: format,
-            standardErrorDescriptor: stderr, environment: [:])
+            standardErrorDescriptor: stderr.descriptor, environment: [:])
         let logger = Logger(label: "test") { _ in LogfmtLogHandler(sink: sink, level: .info, format: format) }
         var writer = AccessLineWriter(sink: sink, level: .info, format: format)
         for access in Self.accesses {
@@ -86,7 +82,7 @@ struct AccessLineWriterTests {
             #expect(lines[triple] == lines[triple + 2], "access \(index): the swift-log line, then the direct one")
             #expect(lines[triple + 1].contains("between"))
         }
-        #expect(Self.read(stderrPath).map(Self.withoutTimestamp) == lines, "stderr has the file's lines")
+        #expect(Self.read(stderr.path).map(Self.withoutTimestamp) == lines, "stderr has the file's lines")
     }
 
     /// Under the journal, with a log file: the access lines (direct, or through swift-log) stay in the file;
@@ -94,15 +90,10 @@ struct AccessLineWriterTests {
     @Test(arguments: [true, false])
     func onTheJournalAccessLinesStayInTheLogFile(withLogFile: Bool) throws {
         let dir = TemporaryDirectory("accessline-journal")
-        let journalPath = dir.file("journal")
-        let journal = open(journalPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        #expect(journal >= 0)
-        defer { close(journal) }
-        var info = stat()
-        #expect(fstat(journal, &info) == 0)
+        let journal = StandardErrorFile(dir, name: "journal")
         let sink = try LogSink(
             path: withLogFile ? dir.file("sync.log") : nil, alsoStandardError: true,
-            standardErrorDescriptor: journal, environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"])
+            standardErrorDescriptor: journal.descriptor, environment: ["JOURNAL_STREAM": journal.journalStream])
         #expect(sink.standardErrorIsJournal)
         let logger = Logger(label: "test") { _ in LogfmtLogHandler(sink: sink, level: .debug) }
         var writer = AccessLineWriter(sink: sink, level: .debug, format: .logfmt)
@@ -114,7 +105,7 @@ struct AccessLineWriterTests {
         logger.debug("asset unavailable", metadata: ["event": "asset", "key": "/f", "result": "failed", "error": "e"])
         sink.flush()
 
-        let journalLines = Self.read(journalPath)
+        let journalLines = Self.read(journal.path)
         if withLogFile {
             #expect(journalLines == [
                 "<6>level=info msg=\"re-fetching damaged asset\" event=repair key=/k reason=missing",
@@ -149,42 +140,18 @@ struct AccessLineWriterTests {
     /// and the writer's `dropped=N` line says how many once it can write again; the other lines in order.
     @Test func aStuckLogNeverMakesTheSiloWait() async throws {
         let dir = TemporaryDirectory("accessline-stuck")
-        let path = dir.file("sync.log")
-        #expect(mkfifo(path, 0o644) == 0)
-        let reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)  // so that the sink's open does not wait
-        #expect(reader >= 0)
-        defer { close(reader) }
-        let silo = await AccessLog(sink: try LogSink(path: path, alsoStandardError: false))  // the silo's alone
+        let fifo = UnreadLogFIFO(dir)
+        let silo = await AccessLog(sink: try LogSink(path: fifo.path, alsoStandardError: false))  // the silo's alone
 
         let (written, droppedLines, takenAfterFull, longestAppend) = await silo.fillThenDrop(batches: 100)
         #expect(takenAfterFull == 0, "the buffer stays full while the writer is stuck")
         #expect(longestAppend < LogSinkTests.fullWait, "an append took \(longestAppend): it waited for room")
 
-        // Read the FIFO to its end on a thread of its own: the end comes when the sink has written everything
-        // and closed it.
-        let received = Mutex<[UInt8]?>(nil)
-        _ = fcntl(reader, F_SETFL, 0)
-        Thread.detachNewThread {
-            var all = [UInt8](), chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let count = Glibc.read(reader, &chunk, chunk.count)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
-                all += chunk[..<count]
-            }
-            received.withLock { $0 = all }
-        }
-        await silo.close()
-        #expect(await eventually(timeout: .seconds(30)) { received.withLock { $0 != nil } })
-        let text = String(decoding: received.withLock { $0 ?? [] }, as: UTF8.self).split(separator: "\n")
-        let notices = text.filter { $0.contains("event=log") && $0.contains("dropped=") }
-        let dropped = notices.compactMap { notice in
-            notice.split(separator: " ").first { $0.hasPrefix("dropped=") }.flatMap { Int($0.dropFirst(8)) }
-        }.reduce(0, +)
+        let text = await fifo.readToEnd { await silo.close() }
+        let dropped = UnreadLogFIFO.droppedCount(in: text)
         let numbers = text.filter { $0.contains("event=asset") }.compactMap { line in
             line.split(separator: " ").first { $0.hasPrefix("bytes=") }.flatMap { Int($0.dropFirst(6)) }
         }
-        #expect(notices.allSatisfy { $0.contains("level=warning") }, "\(notices)")
         #expect(dropped == droppedLines && numbers.count == written, "\(dropped) dropped, \(numbers.count) written")
         #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "in order")
     }
