@@ -14,7 +14,12 @@ import Glibc
 /// reopens at once. A sink dropped without `shutdown()` shuts down in `deinit`.
 ///
 /// When standard error is the systemd journal (`JournalStream`), the copy on stderr is the journal's form of
-/// the line: a priority prefix and no timestamp; the log file keeps its timestamps.
+/// the line: a priority prefix and no timestamp; the log file keeps its timestamps. The journal is for a person:
+/// lines of kind `.access` (one per asset access, a hundred thousand in a pass) stay in the log file and are
+/// not copied there, unless there is no log file.
+///
+/// A caller that must never wait (the `SyncActor` silo) appends with `whenFull: .drop`: if the writer is stuck
+/// with a full buffer, its lines are dropped and counted at once (see `LogWriter`).
 public final class LogSink: Sendable {
     /// How the log file rotates: at `maxBytes`, keeping `keep` old files. The defaults (16 MiB, 5) hold a day of a
     /// 100,000-asset agent polling a changed feed hourly, and a full pass besides (docs/BENCHMARKS.md, "the log").
@@ -34,6 +39,23 @@ public final class LogSink: Sendable {
         case none, same, journal
     }
 
+    /// What a line is to a reader of the journal.
+    public enum LineKind: Sendable {
+        /// An event a person reads: a repair, a failure, a poll, a pass, a signal, a purge. Goes everywhere.
+        case event
+        /// One line per asset access (`event=asset` below warning): under the journal, in the log file only.
+        case access
+    }
+
+    /// What a caller does when the buffer is full because the writer is stuck (a hung disk, a standard error
+    /// nobody reads).
+    public enum WhenFull: Sendable {
+        /// Wait for the writer, at most 1 s, as a slow `write(2)` would make it; then drop and count.
+        case wait
+        /// Drop and count at once: for the `SyncActor` silo, whose thread must never park on the log.
+        case drop
+    }
+
     /// The log file's path, or nil when the sink writes to stderr only.
     public let path: String?
     public let rotation: Rotation
@@ -47,17 +69,29 @@ public final class LogSink: Sendable {
 
     /// Opens (creating when needed, mode 0644) `path` for appending and starts the writer thread. `format` is
     /// the format of the sink's own lines (the writer's `dropped=N` warning), the one the handlers write.
-    public init(path: String?, alsoStandardError: Bool, rotation: Rotation = Rotation(), format: LogFormat = .logfmt)
-        throws(SyncError)
-    {
+    public convenience init(
+        path: String?, alsoStandardError: Bool, rotation: Rotation = Rotation(), format: LogFormat = .logfmt
+    ) throws(SyncError) {
+        try self.init(
+            path: path, alsoStandardError: alsoStandardError, rotation: rotation, format: format,
+            standardErrorDescriptor: STDERR_FILENO, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// As the public initializer, with "standard error" another descriptor and the environment given: for tests
+    /// of the journal's copy, on a file whose device and inode `environment["JOURNAL_STREAM"]` names.
+    package init(
+        path: String?, alsoStandardError: Bool, rotation: Rotation = Rotation(), format: LogFormat = .logfmt,
+        standardErrorDescriptor: Int32, environment: [String: String]
+    ) throws(SyncError) {
         self.path = path
         self.rotation = rotation
         self.standardErrorIsJournal =
-            alsoStandardError && JournalStream.isConnected(environment: ProcessInfo.processInfo.environment)
+            alsoStandardError && JournalStream.isConnected(standardErrorDescriptor, environment: environment)
         standardError = !alsoStandardError ? .none : standardErrorIsJournal ? .journal : .same
         let file = try path.map { path throws(SyncError) in try LogFile(path: path, rotation: rotation) }
         rotates = file?.rotates ?? false
-        writer = LogWriter(file: file, standardError: standardError, format: format)
+        writer = LogWriter(
+            file: file, standardError: standardError, standardErrorDescriptor: standardErrorDescriptor, format: format)
     }
 
     deinit {
@@ -69,15 +103,31 @@ public final class LogSink: Sendable {
         write(line: line, journalLine: { line })
     }
 
-    /// Queues `line` for the file, and for stderr unless stderr is the journal: then `journalLine()` goes there.
-    public func write(line: String, journalLine: () -> String) {
+    /// Queues `line` for the file, and for stderr unless stderr is the journal: then `journalLine()` goes there,
+    /// unless the line is of a kind the journal does not get (`standardErrorForm(for:)`). Returns false when the
+    /// line was dropped (and counted) because the buffer was full.
+    @discardableResult
+    public func write(
+        line: String, kind: LineKind = .event, whenFull: WhenFull = .wait, journalLine: () -> String
+    ) -> Bool {
         let copy: String? =
-            switch standardError {
+            switch standardErrorForm(for: kind) {
             case .none: nil
             case .same: line
             case .journal: journalLine()
             }
-        writer.append(file: line, standardError: copy)
+        return writer.append(file: line, standardError: copy, whenFull: whenFull)
+    }
+
+    /// Queues a batch of whole lines with one lock (`AccessLineWriter`); false when it was dropped whole.
+    func append(_ batch: LogBatch, whenFull: WhenFull) -> Bool {
+        writer.append(batch, whenFull: whenFull)
+    }
+
+    /// How a line of `kind` is copied to stderr: an access line not at all on the journal when the log file
+    /// has it (the journal is for what a person reads; without a file the journal is the only log there is).
+    func standardErrorForm(for kind: LineKind) -> StandardErrorForm {
+        kind == .access && standardError == .journal && path != nil ? .none : standardError
     }
 
     /// Returns once every line queued before it is written (or after 5 s, if the writer is stuck).

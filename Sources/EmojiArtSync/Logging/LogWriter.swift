@@ -11,11 +11,13 @@ import Synchronization
 ///
 /// A batch is written at most `flushInterval` (100 ms) after its first line, at once when the buffer passes
 /// `eagerBytes` (256 KiB), and at once on `flush()`, `reopen()` (`SIGHUP`) and `shutdown()`. The buffer holds at
-/// most `capacity` (4 MiB) of lines not yet written: a caller that finds it full waits for the writer, up to
-/// `fullWait` (1 s), as it would have waited on a slow `write(2)`; if the writer is stuck that long (a hung
-/// disk, a standard error nobody reads), the line is dropped and counted, and so is every line that finds the
-/// buffer full until the writer moves again; its next batch starts with one warning line saying `dropped=N`.
-/// Nothing is dropped silently, and a stuck log costs a caller at most one wait of `fullWait`.
+/// most `capacity` (4 MiB) of lines not yet written. A caller that finds it full does what it asked for
+/// (`LogSink.WhenFull`): by default it waits for the writer, up to `fullWait` (1 s), as it would have waited on
+/// a slow `write(2)`; if the writer is stuck that long (a hung disk, a standard error nobody reads), the line
+/// is dropped and counted, and so is every line that finds the buffer full until the writer moves again. A
+/// caller that must never wait (the `SyncActor` silo) drops and counts its lines at once. The writer's next
+/// batch starts with one warning line saying `dropped=N`. Nothing is dropped silently, and a stuck log costs
+/// a waiting caller at most one wait of `fullWait`, a dropping caller none.
 ///
 /// The file and standard error receive the same lines in the same order (each batch goes to the file, then
 /// to stderr). After `shutdown()`, and if the thread could not be started, lines are written by the caller
@@ -27,14 +29,8 @@ final class LogWriter: Sendable {
     static let fullWait: Duration = .seconds(1)
 
     /// Lines waiting for the writer, and what the writer is asked to do.
-    private struct Pending: Sendable {
-        var file: [UInt8] = []
-        var standardError: [UInt8] = []
-        var count: Int { file.count + standardError.count }
-    }
-
     private struct State: Sendable {
-        var pending = Pending()
+        var pending = LogBatch()
         /// Called once the batch that takes them is written: `flush()`, `reopen()`, a caller facing a full
         /// buffer, `waitUntilWritten()`.
         var waiters: [@Sendable () -> Void] = []
@@ -42,7 +38,7 @@ final class LogWriter: Sendable {
         var urgent = false
         var reopen = false
         var stopping = false
-        /// Lines dropped since the last batch (the buffer was full for `fullWait`).
+        /// Lines dropped since the last batch (the buffer was full: for `fullWait`, or for a dropping caller).
         var dropped = 0
         /// A caller waited `fullWait` for room in vain: until the writer takes its next batch, a caller that
         /// finds the buffer full drops its line at once instead of waiting too.
@@ -59,12 +55,15 @@ final class LogWriter: Sendable {
     private let thread = Mutex<JoinableThread?>(nil)
     /// How lines are copied to stderr: not at all, as they are, or in the journal's form.
     private let standardError: LogSink.StandardErrorForm
+    /// Standard error's descriptor (another file's in tests).
+    private let standardErrorDescriptor: Int32
     /// For the writer's own `dropped=N` line.
     private let format: LogFormat
 
     /// Starts the writer thread for `file` (nil: stderr only); without a thread, callers write themselves.
-    init(file: LogFile?, standardError: LogSink.StandardErrorForm, format: LogFormat) {
+    init(file: LogFile?, standardError: LogSink.StandardErrorForm, standardErrorDescriptor: Int32, format: LogFormat) {
         self.standardError = standardError
+        self.standardErrorDescriptor = standardErrorDescriptor
         self.format = format
         state = Mutex(State())
         let started = try? JoinableThread.start(name: "emojiart-log") { [self] in run(file) }
@@ -102,36 +101,49 @@ final class LogWriter: Sendable {
     }
 
     /// Queues one line: `line` for the file, `standardError` for stderr (nil: none), each without its newline.
-    func append(file line: String, standardError: String?) {
-        let needed = line.utf8.count + 1 + (standardError.map { $0.utf8.count + 1 } ?? 0)
+    /// Returns false when the line was dropped (and counted) because the buffer was full.
+    @discardableResult
+    func append(file line: String, standardError: String?, whenFull: LogSink.WhenFull) -> Bool {
+        let bytes = line.utf8.count + 1 + (standardError.map { $0.utf8.count + 1 } ?? 0)
+        return append(bytes: bytes, lines: 1, whenFull: whenFull) { $0.append(line: line, standardError: standardError) }
+    }
+
+    /// Queues a batch of whole lines under one lock; returns false when the batch was dropped whole (and its
+    /// lines counted) because the buffer was full.
+    @discardableResult
+    func append(_ batch: LogBatch, whenFull: LogSink.WhenFull) -> Bool {
+        append(bytes: batch.byteCount, lines: batch.lines, whenFull: whenFull) { $0.append(batch) }
+    }
+
+    /// Has `put` add `lines` lines of `bytes` bytes to the buffer, or drops and counts them when the buffer is
+    /// full (with `.wait`, after one wait for the writer); with no writer thread, `put`'s lines are written here.
+    private func append(bytes needed: Int, lines: Int, whenFull: LogSink.WhenFull, _ put: (inout LogBatch) -> Void) -> Bool {
         var waited = false
         while true {
-            let outcome = state.withLock { state -> (wake: Bool, full: Bool) in
+            let outcome = state.withLock { state -> (wake: Bool, full: Bool, taken: Bool) in
                 if state.direct {
-                    write(line, standardError, to: &state.file)
-                    return (false, false)
+                    var direct = LogBatch()
+                    put(&direct)
+                    write(direct, to: &state.file)
+                    return (false, false, true)
                 }
-                if state.pending.count + needed > Self.capacity && state.pending.count > 0 {
-                    guard waited || state.stalled else { return (false, true) }
-                    state.stalled = true
-                    state.dropped += 1
+                if state.pending.byteCount + needed > Self.capacity && state.pending.byteCount > 0 {
+                    guard waited || state.stalled || whenFull == .drop else { return (false, true, false) }
+                    if waited { state.stalled = true }
+                    let first = state.dropped == 0
+                    state.dropped += lines
                     state.urgent = true  // the writer says how many were dropped as soon as it can write again
-                    return (state.dropped == 1, false)
+                    return (first, false, false)
                 }
-                let first = state.pending.count == 0
-                state.pending.file.append(contentsOf: line.utf8)
-                state.pending.file.append(0x0A)
-                if let standardError {
-                    state.pending.standardError.append(contentsOf: standardError.utf8)
-                    state.pending.standardError.append(0x0A)
-                }
-                let eager = !state.urgent && state.pending.count >= Self.eagerBytes
+                let first = state.pending.byteCount == 0
+                put(&state.pending)
+                let eager = !state.urgent && state.pending.byteCount >= Self.eagerBytes
                 if eager { state.urgent = true }
-                return (first || eager, false)
+                return (first || eager, false, true)
             }
             guard outcome.full else {
                 if outcome.wake { wake.signal() }
-                return
+                return outcome.taken
             }
             _ = waitForBatch(reopen: false, timeout: Self.fullWait)
             waited = true
@@ -198,7 +210,7 @@ final class LogWriter: Sendable {
 
     private func run(_ initial: LogFile?) {
         var file = initial
-        var batch = Pending()
+        var batch = LogBatch()
         while true {
             wake.wait()
             if !state.withLock({ $0.urgent }) {
@@ -212,7 +224,7 @@ final class LogWriter: Sendable {
                         state.waiters = []
                         (state.urgent, state.reopen, state.dropped, state.stalled) = (false, false, 0, false)
                         // Stopping with nothing left: from now on callers write, in order after this batch.
-                        if state.stopping && batch.count == 0 { (state.direct, state.file) = (true, file) }
+                        if state.stopping && batch.byteCount == 0 { (state.direct, state.file) = (true, file) }
                     }
                     return (state.waiters, state.reopen, state.dropped, state.stopping)
                 }
@@ -220,28 +232,26 @@ final class LogWriter: Sendable {
                 write(batch, to: &file)
                 if reopen { file?.reopen() }
                 for waiter in waiters { waiter() }
-                let emptied = batch.count == 0
-                batch.file.removeAll(keepingCapacity: batch.file.capacity <= Self.eagerBytes)
-                batch.standardError.removeAll(keepingCapacity: batch.standardError.capacity <= Self.eagerBytes)
+                let emptied = batch.byteCount == 0
+                batch.removeAll(keepingCapacityUpTo: Self.eagerBytes)
                 if !stopping { break }
                 if emptied { return }
             }
         }
     }
 
-    private func write(_ batch: Pending, to file: inout LogFile?) {
+    private func write(_ batch: LogBatch, to file: inout LogFile?) {
         if !batch.file.isEmpty { batch.file.withUnsafeBytes { file?.write($0) } }
         if !batch.standardError.isEmpty {
-            batch.standardError.withUnsafeBytes { LogSink.writeAll(STDERR_FILENO, $0) }
+            batch.standardError.withUnsafeBytes { LogSink.writeAll(standardErrorDescriptor, $0) }
         }
     }
 
-    /// Writes one line straight away: by a caller once the thread is stopped, or the writer's own notice.
+    /// Writes the writer's own notice straight away.
     private func write(_ line: String, _ standardError: String?, to file: inout LogFile?) {
-        var pending = Pending()
-        pending.file = Array(line.utf8) + [0x0A]
-        if let standardError { pending.standardError = Array(standardError.utf8) + [0x0A] }
-        write(pending, to: &file)
+        var notice = LogBatch()
+        notice.append(line: line, standardError: standardError)
+        write(notice, to: &file)
     }
 
     /// The warning that starts a batch after lines were dropped: `event=log dropped=N`.

@@ -59,7 +59,7 @@ public enum LogfmtFormatter {
             bytes.append(UInt8(ascii: " "))
             put(sanitizeKey(key))
             bytes.append(UInt8(ascii: "="))
-            put(needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value)
+            appendValue(value, to: &bytes)
         }
     }
 
@@ -93,58 +93,80 @@ public enum LogfmtFormatter {
 
     /// Quotes a value when logfmt needs it; plain tokens stay bare so lines read naturally.
     public static func quote(_ value: String) -> String {
-        needsQuotes(value) ? quoted(value, escapingLineSeparators: false) : value
+        var bytes: [UInt8] = []
+        appendValue(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `value` as a logfmt value: bare when it is a plain token, else `quoted`.
+    static func appendValue(_ value: String, to line: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { bytes in  // a walk of contiguous bytes, not of the UTF-8 view
+            if needsQuotes(bytes) {
+                appendQuoted(bytes, to: &line, escapingLineSeparators: false)
+            } else {
+                line.append(contentsOf: bytes)
+            }
+        }
     }
 
     /// Every byte that needs quoting is ASCII, so a walk of the UTF-8 bytes decides.
-    private static func needsQuotes(_ value: String) -> Bool {
-        var value = value
-        return value.withUTF8 { bytes in  // a walk of contiguous bytes, not of the UTF-8 view
-            if bytes.isEmpty { return true }
-            for byte in bytes where byte <= 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte == 0x7F {
-                return true
-            }
-            return false
+    private static func needsQuotes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if bytes.isEmpty { return true }
+        for byte in bytes where byte <= 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte == 0x7F {
+            return true
         }
+        return false
     }
 
     /// `value` in double quotes with `"`, `\`, CR, LF, tab and control characters escaped, so that one event is
     /// always one line; with `escapingLineSeparators`, U+2028 and U+2029 too (JSON readers in JavaScript need
     /// it). The one escaper of both log formats.
     static func quoted(_ value: String, escapingLineSeparators: Bool) -> String {
-        var text = value
-        return text.withUTF8 { bytes in
-            var escaped: [UInt8] = [UInt8(ascii: "\"")]
-            escaped.reserveCapacity(bytes.count + 16)
-            func escape(_ text: StaticString) {
-                escaped.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-            }
-            let hex: StaticString = "0123456789abcdef"
-            var at = 0
-            while at < bytes.count {
-                let byte = bytes[at]
-                switch byte {
-                case UInt8(ascii: "\""): escape("\\\"")
-                case UInt8(ascii: "\\"): escape("\\\\")
-                case 0x0A: escape("\\n")
-                case 0x0D: escape("\\r")
-                case 0x09: escape("\\t")
-                case 0..<0x20, 0x7F:
-                    escape("\\u00")
-                    escaped.append(hex.utf8Start[Int(byte >> 4)])
-                    escaped.append(hex.utf8Start[Int(byte & 0xF)])
-                case 0xE2 where escapingLineSeparators && at + 2 < bytes.count && bytes[at + 1] == 0x80
-                    && (bytes[at + 2] == 0xA8 || bytes[at + 2] == 0xA9):
-                    escape(bytes[at + 2] == 0xA8 ? "\\u2028" : "\\u2029")  // U+2028, U+2029
-                    at += 2
-                default:
-                    escaped.append(byte)  // a byte of valid UTF-8 (the String's own), copied as it is
-                }
-                at += 1
-            }
-            escaped.append(UInt8(ascii: "\""))
-            return String(decoding: escaped, as: UTF8.self)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(value.utf8.count + 16)
+        appendQuoted(value, to: &bytes, escapingLineSeparators: escapingLineSeparators)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `quoted(value, ...)` to `line`.
+    static func appendQuoted(_ value: String, to line: inout [UInt8], escapingLineSeparators: Bool) {
+        var value = value
+        value.withUTF8 { appendQuoted($0, to: &line, escapingLineSeparators: escapingLineSeparators) }
+    }
+
+    /// Appends the UTF-8 `bytes` (a String's own, so valid UTF-8) quoted and escaped as `quoted(...)` says.
+    private static func appendQuoted(
+        _ bytes: UnsafeBufferPointer<UInt8>, to escaped: inout [UInt8], escapingLineSeparators: Bool
+    ) {
+        escaped.append(UInt8(ascii: "\""))
+        func escape(_ text: StaticString) {
+            escaped.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
         }
+        let hex: StaticString = "0123456789abcdef"
+        var at = 0
+        while at < bytes.count {
+            let byte = bytes[at]
+            switch byte {
+            case UInt8(ascii: "\""): escape("\\\"")
+            case UInt8(ascii: "\\"): escape("\\\\")
+            case 0x0A: escape("\\n")
+            case 0x0D: escape("\\r")
+            case 0x09: escape("\\t")
+            case 0..<0x20, 0x7F:
+                escape("\\u00")
+                escaped.append(hex.utf8Start[Int(byte >> 4)])
+                escaped.append(hex.utf8Start[Int(byte & 0xF)])
+            case 0xE2 where escapingLineSeparators && at + 2 < bytes.count && bytes[at + 1] == 0x80
+                && (bytes[at + 2] == 0xA8 || bytes[at + 2] == 0xA9):
+                escape(bytes[at + 2] == 0xA8 ? "\\u2028" : "\\u2029")  // U+2028, U+2029
+                at += 2
+            default:
+                escaped.append(byte)  // a byte of valid UTF-8 (the String's own), copied as it is
+            }
+            at += 1
+        }
+        escaped.append(UInt8(ascii: "\""))
     }
 
     private static func sanitizeKey(_ key: String) -> String {
@@ -161,38 +183,11 @@ public enum LogfmtFormatter {
             || byte == 0x5F || byte == 0x2E || byte == 0x2D
     }
 
-    /// RFC 3339 UTC with milliseconds, e.g. `2026-11-22T03:04:05.123Z`. Built digit by digit, without
-    /// `String(format:)` and its Foundation formatter: it is written for every log line.
+    /// RFC 3339 UTC with milliseconds, e.g. `2026-11-22T03:04:05.123Z` (see `LogTimestamp`).
     static func timestampString(_ date: Date) -> String {
-        let since1970 = date.timeIntervalSince1970
-        var seconds = time_t(since1970.rounded(.down))
-        let millis = min(999, max(0, Int((since1970 - Double(seconds)) * 1000)))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(unsafeUninitializedCapacity: 24) { text in
-            var at = 0
-            func put(_ byte: UInt8) {
-                text[at] = byte
-                at += 1
-            }
-            func digits(_ value: Int, _ width: Int) {
-                var divisor = 1
-                for _ in 1..<width { divisor *= 10 }
-                var rest = value
-                while divisor > 0 {
-                    put(0x30 + UInt8(truncatingIfNeeded: (rest / divisor) % 10))
-                    rest %= divisor
-                    divisor /= 10
-                }
-            }
-            digits(Int(parts.tm_year) + 1900, 4); put(0x2D)  // -
-            digits(Int(parts.tm_mon) + 1, 2); put(0x2D)
-            digits(Int(parts.tm_mday), 2); put(0x54)  // T
-            digits(Int(parts.tm_hour), 2); put(0x3A)  // :
-            digits(Int(parts.tm_min), 2); put(0x3A)
-            digits(Int(parts.tm_sec), 2); put(0x2E)  // .
-            digits(millis, 3); put(0x5A)  // Z
-            return at
+        String(unsafeUninitializedCapacity: LogTimestamp.byteCount) { text in
+            LogTimestamp(date).write(into: text)
+            return LogTimestamp.byteCount
         }
     }
 }

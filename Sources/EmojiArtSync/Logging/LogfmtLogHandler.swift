@@ -5,17 +5,22 @@ import Logging
 /// `format: .json` (`--log-format`).
 ///
 /// Value semantics as swift-log requires: level and metadata belong to this handler copy; the sink is shared.
+/// An `event=asset` line below warning is an access line (`LogSink.LineKind.access`): under the journal it
+/// stays in the log file. `whenFull: .drop` makes a logger that never waits for a stuck log writer (the
+/// `SyncActor` silo's); the default waits as `LogSink.WhenFull.wait` says.
 public struct LogfmtLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     private let sink: LogSink
     private let format: LogFormat
+    private let whenFull: LogSink.WhenFull
 
-    public init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt) {
+    public init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt, whenFull: LogSink.WhenFull = .wait) {
         self.sink = sink
         self.logLevel = level
         self.format = format
+        self.whenFull = whenFull
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -38,14 +43,16 @@ public struct LogfmtLogHandler: LogHandler {
             merged["error"] = .string(String(describing: error))
         }
         let priority = JournalStream.priorityPrefix(for: event.level)
+        let kind: LogSink.LineKind = event.level < .warning && merged["event"] == "asset" ? .access : .event
         switch format {
         case .logfmt:
             let fields = LogfmtFormatter.fields(level: event.level, message: event.message.description, metadata: merged)
             sink.write(
-                line: LogfmtFormatter.line(timestamp: Date(), fields: fields), journalLine: { priority + fields })
+                line: LogfmtFormatter.line(timestamp: Date(), fields: fields), kind: kind, whenFull: whenFull,
+                journalLine: { priority + fields })
         case .json:
             let line = format.line(timestamp: Date(), level: event.level, message: event.message.description, metadata: merged)
-            sink.write(line: line, journalLine: { priority + line })
+            sink.write(line: line, kind: kind, whenFull: whenFull, journalLine: { priority + line })
         }
     }
 }
