@@ -62,7 +62,9 @@ public final class SyncAgent: Sendable {
         let core = try await MirrorCore.open(
             directory: configuration.directory,
             memory: ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy),
-            fetcher: fetcher, logger: logger, hooks: configuration.testHooks)
+            fetcher: fetcher, logger: logger,
+            accessLines: AccessLineWriter(sink: sink, level: configuration.logLevel, format: configuration.logFormat),
+            hooks: configuration.testHooks)
         self.core = core
         self.engine = SyncEngine(
             core: core, fetcher: fetcher, accessWindow: configuration.accessWindow,

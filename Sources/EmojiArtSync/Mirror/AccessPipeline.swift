@@ -86,10 +86,12 @@ public final class AccessPipeline {
         var answer = BatchAnswer()
         var taken = 0
         do {
-            try index.readTransaction { () throws(SyncError) in
-                for key in entries {
-                    try decide(key, pass: pass, into: &answer)
-                    taken += 1
+            try log.batch { () throws(SyncError) in
+                try index.readTransaction { () throws(SyncError) in
+                    for key in entries {
+                        try decide(key, pass: pass, into: &answer)
+                        taken += 1
+                    }
                 }
             }
         } catch {

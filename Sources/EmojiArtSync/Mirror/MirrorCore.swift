@@ -31,7 +31,8 @@ public struct MirrorCore: Sendable {
     /// Creates the directories and opens the index (rebuilding or importing it when needed), then wires the parts.
     @SyncActor
     static func open(
-        directory: SyncDirectory, memory: ImageLoader, fetcher: AssetFetcher, logger: Logger, hooks: AgentTestHooks?
+        directory: SyncDirectory, memory: ImageLoader, fetcher: AssetFetcher, logger: Logger,
+        accessLines: AccessLineWriter, hooks: AgentTestHooks?
     ) throws(SyncError) -> MirrorCore {
         try directory.prepare()
         let (index, notice) = try AssetIndex.open(directory: directory)
@@ -39,7 +40,9 @@ public struct MirrorCore: Sendable {
             logger.warning("index rebuilt or imported", metadata: ["event": "index", "detail": .string(notice)])
         }
         let storage = DiskStorage(directory: directory, hooks: hooks)
-        let log = AccessLog(logger: logger, metrics: fetcher.metrics, received: fetcher.receivedBytes, directory: directory)
+        let log = AccessLog(
+            logger: logger, accessLines: accessLines, metrics: fetcher.metrics, received: fetcher.receivedBytes,
+            directory: directory)
         let catalogue = FeedCatalogue(index: index)
         let inspector = FileInspector(index: index, directory: directory, status: storage.status, log: log)
         let committer = GroupCommitter(storage: storage, index: index, log: log)
