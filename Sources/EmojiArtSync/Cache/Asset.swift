@@ -8,8 +8,9 @@
 public struct Asset: Sendable, Equatable {
     public let key: AssetKey
     public let size: Int
-    /// Lowercase hex SHA-256 of the bytes.
-    public let sha256: String
+    /// Lowercase hex SHA-256 of the bytes, when this access fetched or read them; nil for a file trusted by its
+    /// fingerprint and for what the memory cache keeps (the index has the digest; no access reads it from memory).
+    public let sha256: String?
     public let bytes: [UInt8]?
     /// The PNG's dimensions, when the bytes were validated by this access.
     public let width: UInt32?
@@ -31,10 +32,10 @@ public struct Asset: Sendable, Equatable {
     }
 
     /// An asset on disk trusted by its fingerprint, bytes not read.
-    public init(trustedOnDisk key: AssetKey, size: Int, sha256: String) {
+    public init(trustedOnDisk key: AssetKey, size: Int) {
         self.key = key
         self.size = size
-        self.sha256 = sha256
+        self.sha256 = nil
         self.bytes = nil
         self.width = nil
         self.height = nil
@@ -44,10 +45,10 @@ public struct Asset: Sendable, Equatable {
     /// bytes from memory (a repair fetches from the gallery; the file is the copy), so holding them would only
     /// cost memory: 64 MiB of cache is about 260,000 records, not 1,300 full-size images.
     public var withoutBytes: Asset {
-        Asset(key: key, size: size, sha256: sha256, width: width, height: height)
+        Asset(key: key, size: size, sha256: nil, width: width, height: height)
     }
 
-    private init(key: AssetKey, size: Int, sha256: String, width: UInt32?, height: UInt32?) {
+    private init(key: AssetKey, size: Int, sha256: String?, width: UInt32?, height: UInt32?) {
         self.key = key
         self.size = size
         self.sha256 = sha256

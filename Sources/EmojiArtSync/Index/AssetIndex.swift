@@ -44,6 +44,7 @@ public final class AssetIndex {
     private let selectAll: SQLiteConnection.Statement
     private let selectPage: SQLiteConnection.Statement
     private let selectKeys: SQLiteConnection.Statement
+    private let selectSweep: SQLiteConnection.Statement
     private let selectFingerprintPage: SQLiteConnection.Statement
     private let updateTag: SQLiteConnection.Statement
     private let selectUnusable: SQLiteConnection.Statement
@@ -63,9 +64,11 @@ public final class AssetIndex {
     /// stored feed keys with it), and of a write that was rolled back (`.unknown`: count again).
     var rowObserver: ((RowChange) -> Void)?
 
-    /// A row that came or went: its url and file name.
+    /// A row that came, changed or went: its url and file name, and the fingerprint it records now.
     enum RowChange {
-        case added(url: String, name: String)
+        case added(url: String, name: String, fingerprint: FileFingerprint?)
+        /// The row's file or fingerprint changed (a replacement, a verification, an adoption, damage found).
+        case updated(url: String, name: String, fingerprint: FileFingerprint?)
         case removed(url: String, name: String)
         /// A transaction that changed rows was rolled back: what the rows are is known only by reading them.
         case unknown
@@ -109,6 +112,7 @@ public final class AssetIndex {
             "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode FROM files ORDER BY name")
         selectPage = try connection.prepare("SELECT name, size FROM files WHERE name > ? ORDER BY name LIMIT ?")
         selectKeys = try connection.prepare("SELECT key, name, tag FROM files")
+        selectSweep = try connection.prepare("SELECT key, name, tag, size, device, inode, mtime_ns, ctime_ns FROM files")
         selectFingerprintPage = try connection.prepare(
             "SELECT name, size, device, inode, mtime_ns, ctime_ns FROM files WHERE name > ? ORDER BY name LIMIT ?")
         updateTag = try connection.prepare("UPDATE files SET tag = ? WHERE name = ?")
@@ -145,8 +149,9 @@ public final class AssetIndex {
         let path = directory.indexPath
         var notice: String?
         let index: AssetIndex
+        let unchanged = Self.checkpointStillHolds(directory)
         do {
-            index = try openChecked(path: path)
+            index = try openChecked(path: path, trusted: unchanged)
         } catch let error where (error.underlying as? SQLiteStatus)?.isAboutAccessNotContent == true {
             // Busy, read-only, unreadable, disk full: nothing says the index is damaged, so it is not moved aside.
             throw SyncError(.system, "\(error.message); the index was left as it is", path: path, underlying: error)
@@ -158,21 +163,23 @@ public final class AssetIndex {
             notice = "index unusable (corrupt or another version); moved to \(aside) and rebuilt: files still identical to the server's are adopted as they are accessed"
             index = try AssetIndex(connection: SQLiteConnection(path: path))
         }
+        index.checkpointPath = directory.indexCheckpointPath
         if let imported = try index.importManifest(at: directory.manifestPath) {
             notice = [notice, imported].compactMap { $0 }.joined(separator: "; ")
         }
         return (index, notice)
     }
 
-    /// Opens the database and proves it is one of ours, of this version, and sound (`quick_check`).
-    private static func openChecked(path: String) throws(SyncError) -> AssetIndex {
+    /// Opens the database and proves it is one of ours, of this version, and sound (`quick_check`, unless
+    /// `trusted`: the file is as the agent left it at its last checkpoint, and no write-ahead log holds more).
+    private static func openChecked(path: String, trusted: Bool) throws(SyncError) -> AssetIndex {
         let connection = try SQLiteConnection(path: path)
         let version = try connection.integer("PRAGMA user_version")
         let tables = try connection.integer("SELECT count(*) FROM sqlite_master")
         guard version == schemaVersion || version == 1 || (version == 0 && tables == 0) else {
             throw SyncError(.system, "index \(path) has schema version \(version), not \(schemaVersion)", path: path)
         }
-        try quickCheck(connection)
+        if !trusted { try quickCheck(connection) }
         if version == 1 { try migrateFromVersion1(connection) }
         return try AssetIndex(connection: connection)
     }
@@ -301,6 +308,20 @@ public final class AssetIndex {
         while try selectKeys.step() { body(selectKeys.text(0), selectKeys.text(1), selectKeys.optionalText(2)) }
     }
 
+    /// `forEachKey`, with the fingerprint each row records: the one walk a new feed costs (`FeedCatalogue`), which
+    /// also fills the table of recorded fingerprints that lets a warm pass trust a file without a lookup.
+    public func forEachRow(
+        _ body: (_ key: String, _ name: String, _ tag: String?, _ fingerprint: FileFingerprint?) -> Void
+    ) throws(SyncError) {
+        selectSweep.bind()
+        defer { selectSweep.reset() }
+        while try selectSweep.step() {
+            body(
+                selectSweep.text(0), selectSweep.text(1), selectSweep.optionalText(2),
+                Self.fingerprint(selectSweep, size: 3, from: 4))
+        }
+    }
+
     /// Up to `limit` file names that sort after `name`, in order, each with the size and `lstat` fingerprint it
     /// was recorded with: how a rescan compares the files with the index a page at a time, reading no more.
     public func fingerprints(after name: String, limit: Int) throws(SyncError) -> [(name: String, fingerprint: FileFingerprint?)] {
@@ -349,7 +370,9 @@ public final class AssetIndex {
         if !existed {
             count += 1
             noteRowChange(entry.key, name: entry.name)
-            rowObserver?(.added(url: entry.key, name: entry.name))
+            rowObserver?(.added(url: entry.key, name: entry.name, fingerprint: entry.fingerprint))
+        } else {
+            rowObserver?(.updated(url: entry.key, name: entry.name, fingerprint: entry.fingerprint))
         }
         return !existed
     }
@@ -370,21 +393,24 @@ public final class AssetIndex {
 
     /// Records the fingerprint a file was last verified with (nil: unknown, so the next check reads it). The
     /// owner identity stays: a fingerprint is forgotten when the agent's file is damaged, and it is still the agent's.
-    public func setFingerprint(_ fingerprint: FileFingerprint?, named name: String) throws(SyncError) {
+    public func setFingerprint(_ fingerprint: FileFingerprint?, of entry: IndexEntry) throws(SyncError) {
         try updateFingerprint.bind(
             .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
-            .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds), .text(name)
+            .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds), .text(entry.name)
         ).run()
+        rowObserver?(.updated(url: entry.key, name: entry.name, fingerprint: fingerprint))
     }
 
     /// Makes the file with `fingerprint` the agent's file `name` (it holds exactly the agent's bytes): its
     /// identity and fingerprint are recorded.
-    public func adopt(_ fingerprint: FileFingerprint, named name: String) throws(SyncError) {
+    public func adopt(_ fingerprint: FileFingerprint, of entry: IndexEntry) throws(SyncError) {
+        let name = entry.name
         try updateOwner.bind(
             .integer(Int64(bitPattern: fingerprint.device)), .integer(Int64(bitPattern: fingerprint.inode)),
             .integer(fingerprint.modifiedNanoseconds), .integer(fingerprint.changedNanoseconds),
             .integer(Int64(bitPattern: fingerprint.device)), .integer(Int64(bitPattern: fingerprint.inode)), .text(name)
         ).run()
+        rowObserver?(.updated(url: entry.key, name: name, fingerprint: fingerprint))
     }
 
     /// Forgets file `name`: it is no longer the agent's.
@@ -454,6 +480,42 @@ public final class AssetIndex {
     /// durable against a power cut, not only against the process dying.
     public func checkpoint() throws(SyncError) {
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if let checkpointPath { Self.recordCheckpoint(of: connection.path, at: checkpointPath) }
+    }
+
+    /// Where `checkpoint()` records the file's state (`SyncDirectory.indexCheckpointPath`); set by `open`.
+    private var checkpointPath: String?
+
+    /// The index file's size, modification and change times, as the marker of a checkpoint holds them.
+    private static func fileState(of path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)\n"
+    }
+
+    private static func recordCheckpoint(of path: String, at marker: String) {
+        guard let state = fileState(of: path) else { return }
+        let temporary = marker + ".new"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        let written = state.utf8CString.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+        if written > 0 { rename(temporary, marker) } else { unlink(temporary) }
+    }
+
+    /// Whether the index file is exactly as the agent's last checkpoint left it, with no write-ahead log holding
+    /// more: then its soundness was proven when it was opened before, and `quick_check` (a read of the whole file,
+    /// hundreds of milliseconds at 100,000 rows) is not run again. The marker is removed either way: a run that
+    /// ends without a checkpoint (a crash) leaves none, and the next start checks.
+    static func checkpointStillHolds(_ directory: SyncDirectory) -> Bool {
+        let marker = directory.indexCheckpointPath
+        defer { unlink(marker) }
+        var info = stat()
+        let walEmpty = stat(directory.indexPath + "-wal", &info) != 0 || info.st_size == 0
+        guard walEmpty, let recorded = try? DiskStorage.readFile(at: marker, limit: 256),
+            let now = fileState(of: directory.indexPath)
+        else { return false }
+        return recorded == Array(now.utf8)
     }
 }
 

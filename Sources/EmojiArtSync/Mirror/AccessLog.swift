@@ -92,7 +92,7 @@ public final class AccessLog {
 
     /// Runs `body` (one turn of the silo, which must not suspend) with its access lines gathered and appended to the
     /// log together at its end, in one lock; any other line written meanwhile goes after the ones before it.
-    func batch<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
+    func batch<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
         batching = true
         defer {
             batching = false

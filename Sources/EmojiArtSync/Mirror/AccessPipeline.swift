@@ -22,6 +22,7 @@ public final class AccessPipeline {
     private let catalogue: FeedCatalogue
     private let inspector: FileInspector
     private let committer: GroupCommitter
+    private nonisolated let directoryDescriptor: Int32
     private nonisolated let fetcher: AssetFetcher
     private let log: AccessLog
     private nonisolated let status: PathStatus
@@ -33,8 +34,10 @@ public final class AccessPipeline {
 
     init(
         memory: ImageLoader, index: AssetIndex, catalogue: FeedCatalogue, inspector: FileInspector,
-        committer: GroupCommitter, fetcher: AssetFetcher, log: AccessLog, status: PathStatus, directory: SyncDirectory
+        committer: GroupCommitter, fetcher: AssetFetcher, log: AccessLog, status: PathStatus, directory: SyncDirectory,
+        directoryDescriptor: Int32
     ) {
+        self.directoryDescriptor = directoryDescriptor
         self.memory = memory
         self.index = index
         self.catalogue = catalogue
@@ -79,17 +82,48 @@ public final class AccessPipeline {
 
     // MARK: - Batches
 
-    /// Answers a batch of feed entries in one turn (see the type's comment). Duplicates of a key in the batch are
-    /// answered alike: the second one of a key found on disk is a memory hit, as in the book, and one of a key being
-    /// loaded by this pass is attached to its load.
-    public func answer(_ entries: ArraySlice<AssetKey>, pass: UInt64) -> BatchAnswer {
+    /// Answers a batch of feed entries (see the type's comment). Duplicates of a key in the batch are answered alike:
+    /// the second one of a key found on disk is a memory hit, as in the book, and one of a key being loaded by this
+    /// pass is attached to its load.
+    ///
+    /// Two turns of the silo with one trip to io between them: the first answers what memory holds and lists the
+    /// files whose recorded fingerprint the catalogue knows; io takes their `fstatat`s; the second decides every
+    /// entry not answered yet, trusting a file whose fingerprint is still the recorded one without a lookup.
+    public func answer(_ entries: ArraySlice<AssetKey>, pass: UInt64) async -> BatchAnswer {
         var answer = BatchAnswer()
+        var pending: [AssetKey] = []
+        var looks: [(key: AssetKey, recorded: FileFingerprint)] = []
+        var looked = Set<AssetKey>()
+        log.batch {
+            for key in entries {
+                if let asset = memory.cachedAsset(for: key) {
+                    log.access(key, hit: .memory, size: asset.size)
+                    answer.answered.append((key, .memory, asset.size))
+                    continue
+                }
+                if !memory.isLoading(key), let recorded = catalogue.recordedFingerprint(of: key), looked.insert(key).inserted {
+                    looks.append((key, recorded))
+                }
+                pending.append(key)
+            }
+        }
+        guard !pending.isEmpty else { return answer }
+        var seen: [AssetKey: FileFingerprint] = [:]
+        if !looks.isEmpty {
+            let names = looks.map(\.key.fileName)
+            let descriptor = directoryDescriptor
+            let found = await BlockingIO.run { DiskStorage.fingerprints(of: names, in: descriptor) }
+            // Reentrancy: only a file whose fingerprint is still the one recorded now is trusted below.
+            for (look, fingerprint) in zip(looks, found) where fingerprint == look.recorded {
+                seen[look.key] = look.recorded
+            }
+        }
         var taken = 0
         do {
             try log.batch { () throws(SyncError) in
                 try index.readTransaction { () throws(SyncError) in
-                    for key in entries {
-                        try decide(key, pass: pass, into: &answer)
+                    for key in pending {
+                        try decide(key, pass: pass, seen: seen[key], into: &answer)
                         taken += 1
                     }
                 }
@@ -98,7 +132,7 @@ public final class AccessPipeline {
             // The index could not be read: the keys not answered are decided again by their jobs, where each
             // access that still cannot read it fails with this error and logs it.
             log.indexTrouble(error, while: "answering a batch of accesses")
-            for key in entries.dropFirst(taken) {
+            for key in pending.dropFirst(taken) {
                 if memory.isLoading(key) {
                     if !memory.attachListing(key, pass: pass) { answer.joins.append(key) }
                 } else {
@@ -110,7 +144,10 @@ public final class AccessPipeline {
     }
 
     /// One entry of a batch. Throws when the index cannot be read.
-    private func decide(_ key: AssetKey, pass: UInt64, into answer: inout BatchAnswer) throws(SyncError) {
+    /// `seen`: the fingerprint io found for the key's file, equal to the one recorded when it was looked at.
+    private func decide(
+        _ key: AssetKey, pass: UInt64, seen: FileFingerprint?, into answer: inout BatchAnswer
+    ) throws(SyncError) {
         if let asset = memory.cachedAsset(for: key) {
             log.access(key, hit: .memory, size: asset.size)
             answer.answered.append((key, .memory, asset.size))
@@ -123,6 +160,14 @@ public final class AccessPipeline {
         if let failure = memory.rememberedFailure(for: key) {
             log.failure(key, failure)
             answer.refused.append((key, String(describing: failure)))
+            return
+        }
+        if let seen, catalogue.recordedFingerprint(of: key) == seen {
+            // The file is the one the index records, and nothing changed the row since it was looked at.
+            let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
+            memory.remember(asset)
+            log.access(key, hit: .disk, size: asset.size)
+            answer.answered.append((key, .disk, asset.size))
             return
         }
         let look = try index.lookUp(key)
@@ -293,7 +338,7 @@ public final class AccessPipeline {
     private func verifyOrRepair(_ entry: IndexEntry, of key: AssetKey, unusableOnRecord: Bool) async throws -> (Asset, Hit) {
         switch try await inspector.check(entry) {
         case .trusted:
-            let asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+            let asset = Asset(trustedOnDisk: key, size: entry.size)
             log.access(key, hit: .disk, size: asset.size)
             return (asset, .disk)
         case .verified(let asset):
@@ -381,7 +426,7 @@ public final class AccessPipeline {
         switch try await fetcher.fetchAsset(key, validators: validators.isEmpty ? nil : validators) {
         case .notModified:
             result = "not_modified"
-            asset = Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+            asset = Asset(trustedOnDisk: key, size: entry.size)
             try retag(entry, tag: tag, validators: validators)
         case .fetched(let fetched, let newValidators):
             asset = fetched
@@ -425,7 +470,7 @@ public final class AccessPipeline {
         guard let fingerprint = entry.fingerprint,
             (try? status.fingerprint(of: directory.path(ofAsset: entry.name))) == fingerprint
         else { return nil }
-        return Asset(trustedOnDisk: key, size: entry.size, sha256: entry.sha256)
+        return Asset(trustedOnDisk: key, size: entry.size)
     }
 
     /// Throws when `answer` (the one on record for `key`) says its URL answered with something that is not an

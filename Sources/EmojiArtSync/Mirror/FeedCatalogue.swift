@@ -6,7 +6,9 @@
 /// every row the index adds or removes (`AssetIndex.rowObserver`), whoever changes the index, so it is written in
 /// one place. A new feed costs one sequential walk of the index, which finds all four answers at once; until the
 /// feed changes again they are kept current from the rows changed since (`AssetIndex.rowsChanged(since:)`), so a
-/// pass walks the index once, not once per question.
+/// pass walks the index once, not once per question. The walk also keeps the fingerprint each stored feed key's
+/// row records (`recordedFingerprint(of:)`), kept current as rows change: a warm pass compares it with the file's
+/// `lstat`, taken off the silo, instead of looking each key up.
 @SyncActor
 public final class FeedCatalogue {
     private let index: AssetIndex
@@ -18,6 +20,9 @@ public final class FeedCatalogue {
     public private(set) var storedInFeed = 0
     /// The last sweep, and the feed version and index row changes it describes.
     private var sweep: (version: UInt64, rowChanges: UInt64, result: FeedSweep)?
+    /// The fingerprint each stored feed key's row records, where it records one: filled by the walk, updated with
+    /// every row change. A key missing here is looked up in the index.
+    private var recorded: [AssetKey: FileFingerprint] = [:]
 
     init(index: AssetIndex) {
         self.index = index
@@ -29,6 +34,8 @@ public final class FeedCatalogue {
     /// The feed's tag for `key`.
     subscript(tag key: AssetKey) -> String? { feed[key] }
     func contains(_ key: AssetKey) -> Bool { feed.contains(key) }
+    /// The fingerprint the index records for `key`'s file, when the catalogue knows it (nil: look it up).
+    func recordedFingerprint(of key: AssetKey) -> FileFingerprint? { recorded[key] }
 
     /// Takes the keys and tags of a newly accepted feed. A feed with the same items as the one kept (a new
     /// `ETag`, the same bytes) changes nothing: the one kept stays, and so does what was worked out from it.
@@ -55,6 +62,7 @@ public final class FeedCatalogue {
 
     private func install(_ keys: [AssetKey], tags: [AssetKey: String]) {
         feed = FeedState()  // the old one goes before the new one is built: the peak holds one of them
+        recorded = [:]
         feed = FeedState(keys: keys, tags: tags)
         version &+= 1
         sweep = nil
@@ -108,16 +116,20 @@ public final class FeedCatalogue {
         var result = FeedSweep()
         var stored = Set<AssetKey>(minimumCapacity: min(index.count, feed.count))
         var untagged: [(name: String, tag: String)] = []
+        var fingerprints: [AssetKey: FileFingerprint] = [:]
+        fingerprints.reserveCapacity(min(index.count, feed.count))
         let current = feed
-        try index.forEachKey { url, name, recorded in
+        try index.forEachRow { url, name, recordedTag, fingerprint in
             guard let member = Self.feedKey(url, name: name, in: current) else {
                 if let key = try? AssetKey(indexedURL: url, fileName: name) { result.gone.append(key) }
                 return
             }
             stored.insert(member)
-            guard let tag = current[member], recorded != tag else { return }
-            if recorded == nil { untagged.append((name, tag)) } else { result.stale.append(member) }
+            if let fingerprint { fingerprints[member] = fingerprint }
+            guard let tag = current[member], recordedTag != tag else { return }
+            if recordedTag == nil { untagged.append((name, tag)) } else { result.stale.append(member) }
         }
+        recorded = fingerprints
         if !untagged.isEmpty {
             try index.transaction { () throws(SyncError) in
                 for (name, tag) in untagged { try index.setTag(tag, named: name) }
@@ -134,12 +146,20 @@ public final class FeedCatalogue {
     /// Keeps `storedInFeed` true as rows come and go; a write that was rolled back makes it count again.
     private func rowChanged(_ change: AssetIndex.RowChange) {
         switch change {
-        case .added(let url, let name):
-            if feedKey(url, name: name) != nil { storedInFeed += 1 }
+        case .added(let url, let name, let fingerprint):
+            guard let member = feedKey(url, name: name) else { return }
+            storedInFeed += 1
+            recorded[member] = fingerprint
+        case .updated(let url, let name, let fingerprint):
+            guard let member = feedKey(url, name: name) else { return }
+            recorded[member] = fingerprint
         case .removed(let url, let name):
-            if feedKey(url, name: name) != nil { storedInFeed -= 1 }
+            guard let member = feedKey(url, name: name) else { return }
+            storedInFeed -= 1
+            recorded[member] = nil
         case .unknown:
             sweep = nil
+            recorded = [:]
             storedInFeed = (try? recount()) ?? storedInFeed  // the next sweep counts again in any case
         }
     }

@@ -107,13 +107,13 @@ final class FileInspector {
                 return ours ? .verified(asset) : .damaged(.corrupt)
             }
             if ours {
-                try index.setFingerprint(fingerprint, named: name)
+                try index.setFingerprint(fingerprint, of: now)
             } else {
-                try index.adopt(fingerprint, named: name)
+                try index.adopt(fingerprint, of: now)
             }
             return .verified(asset)
         case .damaged(let reason):
-            if now.fingerprint != nil { try index.setFingerprint(nil, named: name) }
+            if now.fingerprint != nil { try index.setFingerprint(nil, of: now) }
             return .damaged(reason)
         case .unreadable(let error):
             throw error

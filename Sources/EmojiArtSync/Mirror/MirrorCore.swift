@@ -48,7 +48,8 @@ public struct MirrorCore: Sendable {
         let committer = GroupCommitter(storage: storage, index: index, log: log)
         let pipeline = AccessPipeline(
             memory: memory, index: index, catalogue: catalogue, inspector: inspector, committer: committer,
-            fetcher: fetcher, log: log, status: storage.status, directory: directory)
+            fetcher: fetcher, log: log, status: storage.status, directory: directory,
+            directoryDescriptor: storage.descriptor)
         logger.info("database ready", metadata: [
             "event": "setup", "dir": .string(directory.root), "files": .stringConvertible(index.count),
         ])

@@ -26,12 +26,37 @@ public final class DiskStorage {
     /// Holds renames into DIR while DIR is being emptied; the watcher feeds it.
     nonisolated let gate: RenameGate
 
+    /// DIR, opened once (`O_PATH`): the warm path's `fstatat`s name files relative to it, so a DIR that was
+    /// removed or replaced is never looked at through a new folder of the same name. -1 when it could not be opened
+    /// (every look then goes by path).
+    nonisolated let descriptor: Int32
+
     nonisolated init(directory: SyncDirectory, hooks: AgentTestHooks? = nil) {
         self.directory = directory
+        self.descriptor = open(directory.root, Self.openPathOnly | O_DIRECTORY | O_CLOEXEC)
         self.status = PathStatus(hooks: hooks)
         let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
         self.gate = gate
         self.ownership = OwnershipGuard(directory: directory, status: status, gate: gate, hooks: hooks)
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// `O_PATH` (Linux): a descriptor that names the directory for `*at` calls without opening it for reading.
+    /// Glibc's Swift overlay does not export the macro.
+    private nonisolated static let openPathOnly: Int32 = 0o10000000
+
+    /// The fingerprints of the regular files `names` in DIR (`fstatat` relative to its descriptor, links not
+    /// followed), nil for each that is not a regular file or cannot be looked at: a hint for trusting files, never
+    /// a decision (a file not trusted here is looked at again, where an error is an error). Blocking: run it on io.
+    nonisolated static func fingerprints(of names: [String], in descriptor: Int32) -> [FileFingerprint?] {
+        names.map { name in
+            var info = stat()
+            guard descriptor >= 0, fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+            return FileFingerprint(regular: info)
+        }
     }
 
     /// Reads a regular file without following a symbolic link at its path. Anything else is refused before it

@@ -104,8 +104,12 @@ public final class GroupCommitter {
         let name = asset.key.fileName
         let path = directory.path(ofAsset: name)
         let validators = staged.validators
+        guard let sha256 = asset.sha256 else {
+            unlink(staged.temporaryPath)
+            throw SyncError(.system, "\(staged.temporaryPath) was staged without its digest; not stored", path: path)
+        }
         let entry = IndexEntry(
-            name: name, key: asset.key.rawValue, size: asset.size, sha256: asset.sha256, tag: tag,
+            name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
         switch try await commit(PendingFile(temporaryPath: staged.temporaryPath, entry: entry)) {
         case .installed(_, let movedAside):

@@ -30,6 +30,8 @@ public struct SyncDirectory: Sendable, Equatable {
     /// The manifest of versions before the SQLite index; imported once, then renamed `manifest.json.imported`.
     public var manifestPath: String { stateDirectory + "/manifest.json" }
     public var indexPath: String { stateDirectory + "/index.sqlite3" }
+    /// Written when the index was last made durable (`AssetIndex.checkpoint`): its file's size and times then.
+    public var indexCheckpointPath: String { stateDirectory + "/index.checkpoint" }
     public var logPath: String { stateDirectory + "/sync.log" }
     public var lockPath: String { stateDirectory + "/lock" }
     public var statusPath: String { stateDirectory + "/status.json" }

@@ -52,6 +52,29 @@ struct AssetIndexTests {
         #expect(try await rowKeys(in: dir.path).count == gallery.validNumbers.count, "every file adopted again")
     }
 
+    /// A run that ends with a checkpoint records the index file's state; the next start takes the record (so a
+    /// crash leaves none) and trusts the file only if it is exactly that: any change since (even of the file's
+    /// times alone) makes it check the whole file again.
+    @Test func theIndexIsCheckedAgainUnlessItIsAsTheLastCheckpointLeftIt() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("index-checkpoint")
+        let marker = dir.file(".emojiart-sync/index.checkpoint")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        #expect(FileManager.default.fileExists(atPath: marker), "a finished run records its checkpoint")
+        let directory = SyncDirectory(dir.path)
+        let recorded = try #require(readBytes(marker))
+        #expect(await AssetIndex.checkpointStillHolds(directory), "the index is as the checkpoint left it")
+        #expect(!FileManager.default.fileExists(atPath: marker), "opening takes the record: a crash leaves none")
+
+        try writeBytes(recorded, to: marker)
+        let index = dir.file(".emojiart-sync/index.sqlite3")
+        let later = time(nil) + 5
+        var times = [timespec(tv_sec: later, tv_nsec: 0), timespec(tv_sec: later, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, index, &times, 0) == 0)  // a change of the file's times alone
+        #expect(await !AssetIndex.checkpointStillHolds(directory), "a changed file is checked again")
+        await gallery.stop()
+    }
+
     @Test func anIndexThatIsOnlyBusyIsNeitherMovedAsideNorRebuilt() async throws {
         let gallery = try await GalleryFixture(count: 5)
         let dir = TemporaryDirectory("busy-index")

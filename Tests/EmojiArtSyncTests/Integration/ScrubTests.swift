@@ -102,6 +102,7 @@ struct ScrubTests {
         _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         close(fd)
         let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
-        try index.setFingerprint(FileFingerprint.of(path), named: (path as NSString).lastPathComponent)
+        let entry = try #require(try index.entry(named: (path as NSString).lastPathComponent))
+        try index.setFingerprint(FileFingerprint.of(path), of: entry)
     }
 }

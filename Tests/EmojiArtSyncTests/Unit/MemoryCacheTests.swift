@@ -32,7 +32,7 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
         let key = try AssetKey(feedURL: "/gallery/image?1")
         var cache = MemoryCache(byteLimit: 1000)
         for n in 1...10 {
-            cache.insert(Asset(trustedOnDisk: try AssetKey(feedURL: "/gallery/image?\(n)"), size: 50_000, sha256: "00"))
+            cache.insert(Asset(trustedOnDisk: try AssetKey(feedURL: "/gallery/image?\(n)"), size: 50_000))
         }
         #expect(cache.count == 1000 / 256 && cache.totalBytes <= 1000)
         #expect(!cache.contains(key))

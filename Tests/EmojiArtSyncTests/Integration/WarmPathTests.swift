@@ -1,0 +1,72 @@
+import EmojiArtGallery
+@testable import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The warm path: the catalogue's walk of the index keeps each stored file's recorded fingerprint, a batch's files
+/// are looked at (`fstatat`) off the silo, and a file whose fingerprint is still the recorded one is a disk hit
+/// without a lookup in the index. docs/ARCHITECTURE.md, "A disk hit".
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct WarmPathTests {
+    /// A warm pass looks up only what the table cannot answer: the error items, whose answers with no image are on
+    /// record in the index. Every stored file is trusted from the table.
+    @Test func aWarmPassLooksUpNoStoredFileInTheIndex() async throws {
+        let gallery = try await GalleryFixture(count: 30, imageSize: .small)
+        let dir = TemporaryDirectory("warm-lookups")
+        _ = try await gallery.syncOnce(dir: dir.path)
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        let before = await agent.core.index.lookups
+        let warm = try await agent.syncOnce()
+        let lookups = await agent.core.index.lookups - before
+        agent.shutdown()
+        await gallery.stop()
+        #expect(warm.hits[.disk] == gallery.validNumbers.count)
+        #expect(lookups == gallery.errorNumbers.count, "\(lookups) lookups for \(gallery.validNumbers.count) stored files")
+    }
+
+    /// Damage that left the file's `lstat` alone (bit rot under an unchanged inode, caught by the scrub) drops the
+    /// recorded fingerprint in the index, and with it the table's: the next pass does not trust the file, reads it,
+    /// and repairs it.
+    @Test func damageTheScrubFindsIsNotTrustedFromTheTable() async throws {
+        let gallery = try await GalleryFixture(count: 6, imageSize: .small)
+        let dir = TemporaryDirectory("warm-rot")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        defer { agent.shutdown() }
+        _ = try await agent.syncOnce()
+        let path = dir.file("gallery_image_2.png")
+        try await Self.rotAndTrust(path, core: agent.core)
+        #expect(try await agent.core.inspector.scrub(fileNamed: "gallery_image_2.png") == .damaged(.corrupt))
+        let key = try AssetKey(feedURL: "/gallery/image?2")
+        await agent.core.memory.purge()
+        let pass = await agent.core.pipeline.beginPass()
+        let answer = await agent.core.pipeline.answer([key], pass: pass)
+        #expect(answer.answered.isEmpty, "a file the scrub found damaged was trusted: \(answer.answered)")
+        for miss in answer.loads { _ = await agent.core.pipeline.load(miss) }
+        #expect(readBytes(path) == gallery.server.imageBytes(2), "the damaged file was not repaired")
+        await gallery.stop()
+    }
+
+    /// Flips a byte in place, then makes the index record the file's new fingerprint and a new feed walk put it in
+    /// the table: what a disk that rots a block under an unchanged inode leaves behind, seen by a later sweep.
+    @SyncActor
+    private static func rotAndTrust(_ path: String, core: MirrorCore) throws {
+        var bytes = try #require(readBytes(path))
+        bytes[bytes.count / 2] ^= 0x01
+        let fd = open(path, O_WRONLY)
+        _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        let entry = try #require(try core.index.entry(named: (path as NSString).lastPathComponent))
+        try core.index.setFingerprint(FileFingerprint.of(path), of: entry)
+        let catalogue = core.catalogue
+        var tags: [AssetKey: String] = [:]
+        for key in catalogue.keys { tags[key] = (catalogue[tag: key] ?? "") + "-again" }
+        #expect(try catalogue.replace(catalogue.keys, tags: tags))
+        let key = try AssetKey(feedURL: "/gallery/image?2")
+        #expect(catalogue.recordedFingerprint(of: key) == FileFingerprint.of(path))
+    }
+}
