@@ -37,7 +37,8 @@ public final class DiskStorage {
         self.status = PathStatus(hooks: hooks)
         let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
         self.gate = gate
-        self.ownership = OwnershipGuard(directory: directory, status: status, gate: gate, hooks: hooks)
+        self.ownership = OwnershipGuard(
+            directory: directory, directoryDescriptor: descriptor, status: status, gate: gate, hooks: hooks)
     }
 
     deinit {
@@ -154,7 +155,10 @@ public final class DiskStorage {
     /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
     public func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
-        if emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target) == 0 { return .installed }
+        let renamed = descriptor >= 0
+            ? emojiart_rename_noreplace(AT_FDCWD, temporaryFile, descriptor, name)
+            : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
+        if renamed == 0 { return .installed }
         let code = errno
         unlink(temporaryFile)
         if code == EEXIST { return .occupied }

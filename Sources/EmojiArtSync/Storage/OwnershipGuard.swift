@@ -23,14 +23,20 @@ import Glibc
 @SyncActor
 final class OwnershipGuard {
     let directory: SyncDirectory
+    /// DIR's descriptor (`DiskStorage.descriptor`): every rename into or out of DIR names its entry relative to it,
+    /// so a DIR that was removed or replaced by another folder never receives a file. -1: by path instead.
+    private let directoryDescriptor: Int32
     private let status: PathStatus
     private let hooks: AgentTestHooks?
     /// Told of each name the guard takes out of DIR, so its event is not counted as a person's deletion.
     private let gate: RenameGate?
     private var taken = 0
 
-    nonisolated init(directory: SyncDirectory, status: PathStatus, gate: RenameGate?, hooks: AgentTestHooks?) {
+    nonisolated init(
+        directory: SyncDirectory, directoryDescriptor: Int32, status: PathStatus, gate: RenameGate?, hooks: AgentTestHooks?
+    ) {
         self.directory = directory
+        self.directoryDescriptor = directoryDescriptor
         self.status = status
         self.gate = gate
         self.hooks = hooks
@@ -68,7 +74,8 @@ final class OwnershipGuard {
             throw SyncError.system("rename", path: staged, errno: code, hint: "cannot move the asset into place")
         }
         gate?.expectOwnRemoval(of: name)  // the swap moves the old file out of DIR: an event of the agent's own
-        if emojiart_rename_exchange(AT_FDCWD, staged, AT_FDCWD, target) == 0 {
+        let (at, entry) = inDirectory(name)
+        if emojiart_rename_exchange(AT_FDCWD, staged, at, entry) == 0 {
             let previous: HeldFile
             do {
                 previous = HeldFile(path: staged, name: name, status: try heldStatus(staged))
@@ -86,7 +93,7 @@ final class OwnershipGuard {
         gate?.cancelOwnRemoval(of: name)
         if code == ENOENT {
             // The path was emptied since it was looked at: the new file goes in only if it is still empty.
-            return try install(staged, at: target) ? .installed(movedAside: nil) : .occupied
+            return try install(staged, as: name) ? .installed(movedAside: nil) : .occupied
         }
         guard code == EINVAL || code == ENOSYS else {
             unlink(staged)
@@ -106,7 +113,7 @@ final class OwnershipGuard {
             unlink(staged)
             throw error
         }
-        return try install(staged, at: target) ? .installed(movedAside: movedAside) : .occupied
+        return try install(staged, as: name) ? .installed(movedAside: movedAside) : .occupied
     }
 
     /// What a removal came to.
@@ -145,7 +152,8 @@ final class OwnershipGuard {
         let source = directory.path(ofAsset: name)
         let held = nextHeldPath(for: name)
         gate?.expectOwnRemoval(of: name)
-        if emojiart_rename_noreplace(AT_FDCWD, source, AT_FDCWD, held) != 0 {
+        let (at, entry) = inDirectory(name)
+        if emojiart_rename_noreplace(at, entry, AT_FDCWD, held) != 0 {
             let code = errno
             gate?.cancelOwnRemoval(of: name)
             if code == ENOENT { return nil }
@@ -162,7 +170,7 @@ final class OwnershipGuard {
     /// Puts a held file back at its name if that is free (nil), else beside it (the name it got).
     @discardableResult
     func putBack(_ held: HeldFile) throws(SyncError) -> String? {
-        if try install(held.path, at: directory.path(ofAsset: held.name), keepingSourceOnFailure: true) { return nil }
+        if try install(held.path, as: held.name, keepingSourceOnFailure: true) { return nil }
         return try moveAside(held.path, from: held.name)
     }
 
@@ -173,7 +181,8 @@ final class OwnershipGuard {
         for attempt in 1...1000 {
             let aside = "\(stem).conflict-\(stamp)\(attempt == 1 ? "" : "-\(attempt)")\(AssetFileName.fileExtension)"
             let target = directory.path(ofAsset: aside)
-            if emojiart_rename_noreplace(AT_FDCWD, source, AT_FDCWD, target) == 0 { return aside }
+            let (at, entry) = inDirectory(aside)
+            if emojiart_rename_noreplace(AT_FDCWD, source, at, entry) == 0 { return aside }
             if errno != EEXIST {
                 throw SyncError.system("renameat2", path: target, errno: errno, hint: "cannot move the file aside (it stays in \(source))")
             }
@@ -181,13 +190,21 @@ final class OwnershipGuard {
         throw SyncError(.system, "no free conflict name for \(name) (the file stays in \(source))", path: source)
     }
 
-    /// Renames `source` to `target` unless something is there (false, and `source` is unlinked unless asked to keep it).
-    private func install(_ source: String, at target: String, keepingSourceOnFailure: Bool = false) throws(SyncError) -> Bool {
-        if emojiart_rename_noreplace(AT_FDCWD, source, AT_FDCWD, target) == 0 { return true }
+    /// Renames `source` to DIR's entry `name` unless something is there (false, and `source` is unlinked unless
+    /// asked to keep it).
+    private func install(_ source: String, as name: String, keepingSourceOnFailure: Bool = false) throws(SyncError) -> Bool {
+        let target = directory.path(ofAsset: name)
+        let (at, entry) = inDirectory(name)
+        if emojiart_rename_noreplace(AT_FDCWD, source, at, entry) == 0 { return true }
         let code = errno
         if !keepingSourceOnFailure { unlink(source) }
         if code == EEXIST { return false }
         throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the file into place")
+    }
+
+    /// DIR's entry `name` for an `*at` call: relative to DIR's descriptor, or by path when there is none.
+    private func inDirectory(_ name: String) -> (Int32, String) {
+        directoryDescriptor >= 0 ? (directoryDescriptor, name) : (AT_FDCWD, directory.path(ofAsset: name))
     }
 
     private func heldStatus(_ path: String) throws(SyncError) -> stat {
@@ -218,7 +235,7 @@ final class OwnershipGuard {
     @discardableResult
     static func returnHeldFiles(in directory: SyncDirectory) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.takenDirectory) else { return [] }
-        let keeper = OwnershipGuard(directory: directory, status: PathStatus(hooks: nil), gate: nil, hooks: nil)
+        let keeper = OwnershipGuard(directory: directory, directoryDescriptor: -1, status: PathStatus(hooks: nil), gate: nil, hooks: nil)
         var returned: [String] = []
         for held in names {
             guard let tilde = held.lastIndex(of: "~") else { continue }
