@@ -164,6 +164,10 @@ public final class AssetIndex {
             index = try AssetIndex(connection: SQLiteConnection(path: path))
         }
         index.checkpointPath = directory.indexCheckpointPath
+        if let checkpointer = try? IndexCheckpointer(path: path) {
+            index.connection.checkpointElsewhere(checkpointer)
+            index.checkpointer = checkpointer
+        }
         if let imported = try index.importManifest(at: directory.manifestPath) {
             notice = [notice, imported].compactMap { $0 }.joined(separator: "; ")
         }
@@ -478,10 +482,26 @@ public final class AssetIndex {
 
     /// Moves the write-ahead log into the database file and syncs it: after this, every change so far is
     /// durable against a power cut, not only against the process dying.
-    public func checkpoint() throws(SyncError) {
-        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    public func checkpoint() async throws(SyncError) {
+        if let checkpointer {
+            let failure: SyncError? = await BlockingIO.run {
+                do throws(SyncError) {
+                    try checkpointer.checkpoint(truncating: true)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure { throw failure }
+        } else {
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
         if let checkpointPath { Self.recordCheckpoint(of: connection.path, at: checkpointPath) }
     }
+
+    /// Checkpoints the log off the silo (`IndexCheckpointer`); nil when its connection could not be opened, and
+    /// SQLite's automatic checkpoint runs in the silo as before.
+    private(set) var checkpointer: IndexCheckpointer?
 
     /// Where `checkpoint()` records the file's state (`SyncDirectory.indexCheckpointPath`); set by `open`.
     private var checkpointPath: String?

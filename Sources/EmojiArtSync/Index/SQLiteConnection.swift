@@ -29,6 +29,16 @@ final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
+    /// Hands each commit's count of pages in the write-ahead log to `checkpointer` instead of checkpointing inside
+    /// the commit (`sqlite3_wal_hook` replaces SQLite's automatic checkpoint). The checkpointer must outlive the
+    /// connection (its owner holds both).
+    func checkpointElsewhere(_ checkpointer: IndexCheckpointer) {
+        sqlite3_wal_hook(handle, { context, _, _, pages in
+            if let context { Unmanaged<IndexCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(pages: Int(pages)) }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+
     /// Rows the last finished `INSERT`, `UPDATE` or `DELETE` changed.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

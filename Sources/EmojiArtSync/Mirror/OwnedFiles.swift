@@ -113,6 +113,6 @@ public final class OwnedFiles {
     /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
     public func makeDurable() async throws {
         try await storage.syncDirectory()
-        try index.checkpoint()
+        try await index.checkpoint()
     }
 }

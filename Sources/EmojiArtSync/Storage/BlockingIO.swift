@@ -22,6 +22,11 @@ enum BlockingIO {
         }
     }
 
+    /// Queues `work` on the blocking-I/O pool without waiting for it.
+    static func submit(_ work: @escaping @Sendable () -> Void) {
+        pool.submit(work)
+    }
+
     /// Runs a body that cannot fail on the blocking-I/O pool, keeping the caller's isolation.
     static func run<T: Sendable>(
         isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () -> T

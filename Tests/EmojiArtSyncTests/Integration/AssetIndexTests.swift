@@ -75,6 +75,31 @@ struct AssetIndexTests {
         await gallery.stop()
     }
 
+    /// Commits never checkpoint in the silo: once the write-ahead log passes SQLite's threshold, a checkpoint runs
+    /// on the blocking-I/O pool through the checkpointer's own connection; making the index durable empties the log.
+    @Test @SyncActor func theLogIsCheckpointedOffTheSiloAndEmptiedWhenMadeDurable() async throws {
+        let dir = TemporaryDirectory("index-wal")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        let (index, _) = try AssetIndex.open(directory: directory)
+        let checkpointer = try #require(index.checkpointer)
+        let digest = String(repeating: "ab", count: 32)
+        for batch in 0..<40 {
+            try index.transaction { () throws(SyncError) in
+                for n in 0..<500 {
+                    let name = "gallery_image_\(batch * 500 + n).png"
+                    try index.put(IndexEntry(name: name, key: "/gallery/image?\(batch * 500 + n)", size: 1000, sha256: digest))
+                }
+            }
+        }
+        let ran = await eventually { @Sendable in checkpointer.checkpoints > 0 }
+        #expect(ran, "no checkpoint ran while the log grew")
+        try await index.checkpoint()
+        var info = stat()
+        #expect(stat(directory.indexPath + "-wal", &info) != 0 || info.st_size == 0, "the log was not emptied")
+        #expect(index.count == 20_000)
+    }
+
     @Test func anIndexThatIsOnlyBusyIsNeitherMovedAsideNorRebuilt() async throws {
         let gallery = try await GalleryFixture(count: 5)
         let dir = TemporaryDirectory("busy-index")
