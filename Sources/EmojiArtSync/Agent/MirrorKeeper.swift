@@ -2,68 +2,58 @@ import CurlHTTP
 import FoundationEssentials
 import Logging
 
-/// Keeps DIR true to the gallery while the background agent runs: polls the feed, fetches new items,
-/// removes the agent's copies of items gone from the feed (behind a mass-deletion guard), checks files the
-/// watcher reports and repairs the agent's damaged or missing ones, retries failures when due, and purges.
+/// Keeps DIR true to the gallery while the background agent runs: polls the feed and applies it (new items
+/// fetched, the agent's copies of items gone from the feed removed behind a mass-deletion guard), runs what falls
+/// due (polls, retries, queued checks) for the agent's scheduler, purges on request and makes the status snapshot.
+/// Checking and repairing files is its `RepairQueue`'s: the keeper asks it.
 ///
-/// Lives in the `SyncActor` silo with the mirror's parts it drives (`MirrorCore`): its state (the feed's
-/// validators, pending checks, poll timing) only ever changes together with theirs. Every method may suspend; after each
-/// `await` it re-reads what it needs rather than trusting what it saw before.
+/// Owns the poll's state (the feed's validators, timing, failures, heartbeat, requests), the scheduler's alarm and
+/// passes, and what `status` shows besides counters (last poll, purge and scrub). Lives in the `SyncActor` silo
+/// with the mirror's parts it drives (`MirrorCore`): its state only ever changes together with theirs. Every method
+/// may suspend; after each `await` it re-reads what it needs rather than trusting what it saw before.
 @SyncActor
 public final class MirrorKeeper {
-    let core: MirrorCore
-    let fetcher: AssetFetcher
-    let loader: ImageLoader
-    let configuration: AgentConfiguration
-    let logger: Logger
+    private let core: MirrorCore
+    private let fetcher: AssetFetcher
+    private let loader: ImageLoader
+    private let configuration: AgentConfiguration
+    private let logger: Logger
 
     /// Distinct keys of the last feed that was accepted.
     public var feedKeys: [AssetKey] { core.catalogue.keys }
     /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
     /// first poll and after `SIGHUP`.
-    var fullPassRequested = true
+    private var fullPassRequested = true
     /// A poll was asked for (`SIGHUP`, DIR recreated, the first one): it runs at the next wake-up, and one asked
     /// for while a poll runs makes one more run right after it.
-    var pollRequested = true
-    var nextPollAt: ContinuousClock.Instant = .now
+    private var pollRequested = true
+    private var nextPollAt: ContinuousClock.Instant = .now
     /// Rung whenever there is work to do now; the agent's scheduler sleeps on it until the next deadline.
     public nonisolated let alarm = Alarm()
     /// Times the scheduler woke up to run due work (`status --json` shows it: flat while idle).
-    public internal(set) var wakeUps = 0
-    var runningDueWork = false
+    public private(set) var wakeUps = 0
     /// The passes of `runDueWork`, for callers that wait for the pass carrying out their request (a reload).
-    let passes = PassCounter()
-    var feedFailures = 0
+    private let passes = PassCounter()
+    private var feedFailures = 0
     /// What the server said identifies the last feed accepted; the next poll asks "changed since?".
-    var feedValidators: HTTPValidators?
-    let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
+    private var feedValidators: HTTPValidators?
+    private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
     /// Which unchanged polls get a line at info.
-    var heartbeat = PollHeartbeat()
+    private var heartbeat = PollHeartbeat()
 
-    /// A rescan in progress: the file name it goes on after ("" from the start), nil when none is due. The index
-    /// is walked a page at a time and only files whose `lstat` differs from their row are checked; a rescan asked
-    /// for while one runs starts it over.
-    var rescanCursor: String?
-    /// Files a person changed (inotify): checked before anything else, with the urgent lane open.
-    var urgentChecks: Set<String> = []
-    var urgentRepairs = 0
-    /// Names seen changed while their key was being repaired: checked again once that repair is done.
-    var checksAfterRepair: Set<String> = []
-    var checking = false
-    var repairing: Set<AssetKey> = []
-    var purgeSequence = 0
+    /// Checks and repairs files: what the watcher, rescans, retries, scrubs and purges ask for.
+    public nonisolated let repairs: RepairQueue
+    /// The last error that ended a piece of work (shown by `status`).
+    private let errors: WorkErrors
 
     /// What `status` shows besides counters.
-    public internal(set) var lastPoll: AgentStatus.Poll?
-    public internal(set) var lastError: String? {
-        didSet { lastErrorAt = Date() }
-    }
-    /// When `lastError` was set, to show the newer of it and an asset's last failure.
-    var lastErrorAt = Date.distantPast
-    public internal(set) var lastPurge: AgentStatus.Purge?
+    public private(set) var lastPoll: AgentStatus.Poll?
+    public var lastError: String? { errors.last }
+    public private(set) var lastPurge: AgentStatus.Purge?
+    private var purgeSequence = 0
     /// The last scrub a command asked for, and how many there were (`scrub` tells its own from an older one).
-    public internal(set) var lastScrub: AgentStatus.Scrub?
-    var scrubSequence = 0
+    public private(set) var lastScrub: AgentStatus.Scrub?
+    private var scrubSequence = 0
 
     /// Re-hashes owned files in the background, a step at a time.
     public let scrubber: Scrubber
@@ -75,6 +65,10 @@ public final class MirrorKeeper {
         self.loader = core.memory
         self.configuration = configuration
         self.logger = logger
+        let errors = WorkErrors(logger: logger)
+        self.errors = errors
+        self.repairs = RepairQueue(
+            core: core, window: configuration.accessWindow, errors: errors, alarm: alarm, passes: passes)
     }
 
     // MARK: - Feed
@@ -91,32 +85,23 @@ public final class MirrorKeeper {
     /// checks. Returns when the next of them falls due (nil: nothing is scheduled, only events can wake).
     public func runDueWork() async -> ContinuousClock.Instant? {
         wakeUps += 1
-        runningDueWork = true
         passes.begin()
-        defer {
-            runningDueWork = false
-            passes.end()
-        }
+        defer { passes.end() }
         if pollRequested || ContinuousClock.now >= nextPollAt {
             pollRequested = false
             await poll()
         }
-        await retryDueFailures()
-        if hasPendingChecks { await checkPending() }
+        await repairs.retryDueFailures()
+        if repairs.hasPendingChecks { await repairs.checkPending() }
         core.log.changes.ring()
         if pollRequested { return .now }  // asked for while this ran: once more, right away
         guard let retryAt = loader.nextRetryAt else { return nextPollAt }
         return min(nextPollAt, retryAt)
     }
 
-    /// Work done outside `runDueWork` (a repair the watcher started) may have changed the next deadline.
-    func wakeSchedulerIfAsleep() {
-        if !runningDueWork { alarm.ring() }
-    }
-
     /// Polls the feed (`pollFeed()`); after a changed feed, once everything that poll held is freed, gives the
     /// memory back to the kernel (SQLite's page cache, then malloc's free pages).
-    func poll() async {
+    private func poll() async {
         guard await pollFeed() else { return }
         core.index.releaseMemory()
         await FreedMemory.release()
@@ -131,7 +116,7 @@ public final class MirrorKeeper {
     /// diffed against the index: new keys fetched, gone ones removed, keys whose tag changed refreshed. A feed
     /// that comes back with a new `ETag` and the same items costs its decode and little more: what was worked
     /// out from the feed is kept (`FeedCatalogue.replace`). Returns whether a changed feed was processed.
-    func pollFeed() async -> Bool {
+    private func pollFeed() async -> Bool {
         let started = ContinuousClock.now
         let feed: GalleryFeed
         do {
@@ -162,7 +147,7 @@ public final class MirrorKeeper {
             nextPollAt = ContinuousClock.now.advanced(by: delay)
             fetcher.metrics.poll(.failed)
             lastPoll = AgentStatus.Poll(at: Date(), result: "failed", detail: String(describing: error))
-            lastError = String(describing: error)
+            errors.record(String(describing: error))
             logger.warning("feed poll failed", metadata: [
                 "event": "poll", "result": "failed", "error": .string(String(describing: error)),
                 "attempt": .stringConvertible(feedFailures), "retry_in": .string(delay.secondsText),
@@ -190,21 +175,20 @@ public final class MirrorKeeper {
             let applied = try await FeedApplication(
                 core: core, window: configuration.accessWindow, maxDeletePercent: configuration.maxDeletePercent,
                 logger: logger
-            ) { [self] jobs in
+            ) { [repairs] jobs in
                 switch jobs {
-                case .refresh(let keys): await refresh(keys)
+                case .refresh(let keys): await repairs.refresh(keys)
                 // Whatever is still not on disk (new items, or repairs that failed) is fetched now; keys whose last
                 // attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
-                case .fetch(let keys): await refetch(keys, reason: nil)
+                case .fetch(let keys): await repairs.refetch(keys, reason: nil)
                 }
             }.apply(feed, fullPass: fullPassRequested, comparingOffSilo: true)
             if fullPassRequested, !Task.isCancelled { fullPassRequested = false }
-            wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
             itemsChanged = applied.itemsChanged
             removal = noteRemoval(applied.removal)
         } catch {
             // The index cannot be read now: this poll stops here, and the next one (or a retry) does it again.
-            report(error, while: "bringing DIR in line with the feed")
+            errors.report(error, while: "bringing DIR in line with the feed")
             nextPollAt = ContinuousClock.now.advanced(by: feedRetry.delay(afterAttempt: 1))
             return true
         }
@@ -213,8 +197,8 @@ public final class MirrorKeeper {
         // `ETag` and the same items is a `304` in all but name, and skips it as a `304` does (a rescan costs an
         // `lstat` per file: about 230 ms of CPU at 100,000). SIGHUP, an inotify overflow and the fallback timer
         // rescan whatever the feed did.
-        if itemsChanged { rescanAll() }
-        await checkPending()
+        if itemsChanged { repairs.rescanAll() }
+        await repairs.checkPending()
         if Task.isCancelled { return true }
         scheduleNextPoll()
         fetcher.metrics.poll(removal.refused ? .refused : .ok)
@@ -228,31 +212,138 @@ public final class MirrorKeeper {
         return true
     }
 
-    func scheduleNextPoll() {
+    private func scheduleNextPoll() {
         let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
         nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
     }
 
-    /// Fetches again, conditionally, the stored keys whose feed tag changed (bounded window, as accesses).
-    func refresh(_ keys: [AssetKey]) async {
-        let keys = keys.filter { !repairing.contains($0) }
-        guard !keys.isEmpty else { return }
-        repairing.formUnion(keys)
-        let pipeline = core.pipeline
-        await forEachBounded(keys, limit: configuration.accessWindow) { key in
-            try? await pipeline.refresh(key)
-        }
-        repairing.subtract(keys)
-        wakeSchedulerIfAsleep()
-    }
-
     /// What the removal of items gone from the feed did, for the poll's status and line.
     private func noteRemoval(_ outcome: GoneItemRemoval.Outcome) -> (removed: Int, refused: Bool, detail: String?) {
-        if let failure = outcome.lastError { lastError = failure }
+        if let failure = outcome.lastError { errors.record(failure) }
         if let refusal = outcome.refusal {
-            lastError = refusal
+            errors.record(refusal)
             return (0, true, refusal)
         }
         return (outcome.removed, false, outcome.removed > 0 ? "removed \(outcome.removed) gone from the feed" : nil)
+    }
+
+    /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
+    public func forgetFailures() {
+        do {
+            try core.pipeline.forgetFailures()
+        } catch {
+            errors.report(error, while: "forgetting the failures on record")
+        }
+    }
+
+    /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
+    /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
+    public func reload() async -> Int {
+        forgetFailures()
+        pollNow(fullPass: true)
+        repairs.rescanAll()
+        return passes.nextPass
+    }
+
+    /// Returns once scheduler pass `pass` (from `reload()`) has ended, or when the calling task is cancelled.
+    public func waitForPass(_ pass: Int) async {
+        await passes.waitUntilEnded(pass)
+    }
+
+    // MARK: - Scrub
+
+    /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).
+    public func scrubStep() async {
+        await repairs.repair(await scrubber.step().damaged)
+    }
+
+    /// A whole scrub pass now (`emojiart-sync scrub` asked for it through `RequestInbox`), published in the status
+    /// as `lastScrub` as soon as it is done, then the repairs of what it found damaged.
+    @discardableResult
+    public func scrubNow() async -> AgentStatus.Scrub {
+        let found = await scrubber.fullPass()
+        scrubSequence += 1
+        let record = AgentStatus.Scrub(
+            sequence: scrubSequence, files: found.files, bytes: found.bytes,
+            damaged: found.damaged.map { AssetFileName.name(for: $0.key) }, at: Date())
+        lastScrub = record
+        core.log.changes.ring()  // `scrub` waits for the status file to show it
+        await repairs.repair(found.damaged)
+        return record
+    }
+
+    // MARK: - Purges
+
+    /// `SIGUSR1`: drops the memory cache (the next accesses are disk hits).
+    public func purgeMemory() async -> AgentStatus.Purge {
+        let dropped = loader.purge()
+        await FreedMemory.release()  // what the cache held goes back to the kernel, not to malloc's free lists
+        return recordPurge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes)
+    }
+
+    /// `SIGUSR2`: removes the agent's own files, empties the index and the memory cache, then fetches the
+    /// whole feed again (network hits). Files the agent did not write stay.
+    public func purgeDisk() async -> AgentStatus.Purge {
+        var removed = (files: 0, bytes: 0)
+        do {
+            removed = try await core.owned.clear()
+        } catch {
+            errors.record(String(describing: error))
+            logger.error("disk purge incomplete", metadata: ["event": "purge", "scope": "disk", "error": .string(String(describing: error))])
+        }
+        _ = loader.purge()
+        loader.forgetFailures()  // everything is fetched again now, failing assets included
+        let record = recordPurge(scope: "disk", entries: removed.files, bytes: removed.bytes)
+        await repairs.refetch(feedKeys, reason: nil)
+        return record
+    }
+
+    private func recordPurge(scope: String, entries: Int, bytes: Int) -> AgentStatus.Purge {
+        purgeSequence += 1
+        let record = AgentStatus.Purge(sequence: purgeSequence, scope: scope, entries: entries, bytes: bytes, at: Date())
+        lastPurge = record
+        core.log.changes.ring()  // `purge` waits for the status file to show it
+        logger.notice("purged", metadata: [
+            "event": "purge", "scope": .string(scope), "entries": .stringConvertible(entries), "bytes": .stringConvertible(bytes),
+        ])
+        return record
+    }
+
+    // MARK: - Status
+
+    /// A snapshot for `status.json`. Costs the same at any gallery size: every figure is a counter kept as
+    /// events happen.
+    public func status(base: AgentStatus) async -> AgentStatus {
+        var status = base
+        status.assets.total = feedKeys.count
+        do {
+            (status.assets.ok, status.assets.missing, status.assets.failing) = try core.pipeline.assetStates()
+        } catch {
+            errors.report(error, while: "counting the assets' states for the status")
+        }
+        status.wakeUps = wakeUps
+        status.indexFiles = core.owned.count
+        status.hits.memory = core.log.hits[.memory, default: 0]
+        status.hits.disk = core.log.hits[.disk, default: 0]
+        status.hits.network = core.log.hits[.network, default: 0]
+        status.repairs = core.log.repairs
+        status.bytesFetched = core.log.bytesFetched
+        status.memoryBytes = loader.cachedBytes
+        status.lastPoll = lastPoll
+        // The newest of what went wrong: the agent's own work, or an asset's last failure.
+        switch (errors.last, core.log.lastAssetFailure) {
+        case (let own?, let asset?): status.lastError = asset.at > errors.lastAt ? asset.message : own
+        case (let own?, nil): status.lastError = own
+        case (nil, let asset?): status.lastError = asset.message
+        case (nil, nil): status.lastError = nil
+        }
+        status.lastPurge = lastPurge
+        status.lastScrub = lastScrub
+        status.lastMovedAside = core.log.lastMovedAside
+        status.waiting = fetcher.serverWaits.summary.map {
+            AgentStatus.Waiting(scope: $0.wholeGallery ? "gallery" : "urls", urls: $0.urls, status: $0.status, until: $0.until)
+        }
+        status.nextPoll = Date().addingTimeInterval((nextPollAt - ContinuousClock.now).seconds)
+        return status
     }
 }

@@ -13,6 +13,8 @@ final class PassCounter {
 
     /// The pass that will carry out a request recorded now: the next one to begin.
     var nextPass: Int { begun + 1 }
+    /// Whether a pass runs now (passes never overlap: one scheduler runs them).
+    var isRunning: Bool { begun > ended }
 
     func begin() { begun += 1 }
 

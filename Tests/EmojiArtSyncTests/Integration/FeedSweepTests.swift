@@ -87,12 +87,12 @@ struct RescanTests {
         try writeBytes(bytes, to: rewritten)
         let readBefore = await agent.core.log.filesRead
 
-        await keeper.rescanAll()
-        await keeper.checkPending()
+        await keeper.repairs.rescanAll()
+        await keeper.repairs.checkPending()
         #expect(readBytes(deleted) == gallery.server.imageBytes(3), "the deleted file was not repaired")
         #expect(readBytes(rewritten) == gallery.server.imageBytes(4), "the rewritten file was not repaired")
         #expect(await agent.core.log.filesRead - readBefore == 1, "only the file whose lstat changed is read")
-        #expect(await !keeper.hasPendingChecks)
+        #expect(await !keeper.repairs.hasPendingChecks)
         agent.shutdown()
         await gallery.stop()
     }

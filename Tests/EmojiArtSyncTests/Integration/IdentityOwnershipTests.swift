@@ -142,8 +142,8 @@ struct IdentityOwnershipTests {
         hooks.failStatus(of: path, with: EACCES)
         // Its fingerprint changes (a touch), so a look cannot trust it without reading its status.
         #expect(utimes(path, nil) == 0)
-        await keeper.noteChanged(fileNames: [name])
-        await keeper.checkPending(urgentOnly: true)
+        await keeper.repairs.noteChanged(fileNames: [name])
+        await keeper.repairs.checkPending(urgentOnly: true)
         let error = await keeper.lastError ?? "no error"
         #expect(error.contains("Permission denied") && error.contains(name), "\(error)")
         // A full pass accesses it too: an error, not a repair.

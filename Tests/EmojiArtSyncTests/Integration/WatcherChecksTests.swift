@@ -24,12 +24,12 @@ struct WatcherChecksTests {
         // A rescan of every file is queued (what SIGHUP does), then a person deletes a file. The watcher's call
         // (made here directly; the real watcher makes the same one when it sees the deletion) repairs it and
         // leaves the backlog to the scheduler.
-        await keeper.rescanAll()
+        await keeper.repairs.rescanAll()
         unlink(victim)
-        await keeper.noteChanged(fileNames: ["gallery_image_7.png"])
+        await keeper.repairs.noteChanged(fileNames: ["gallery_image_7.png"])
         let left = await { @SyncActor in
-            await keeper.checkPending(urgentOnly: true)
-            return keeper.hasPendingChecks  // read in the same turn: the scheduler may take the backlog after it
+            await keeper.repairs.checkPending(urgentOnly: true)
+            return keeper.repairs.hasPendingChecks  // read in the same turn: the scheduler may take the backlog after it
         }()
         #expect(await eventually { readBytes(victim) == gallery.server.imageBytes(7) }, "the deleted file was not repaired")
         #expect(left, "the watcher's checks worked through the rescan backlog")

@@ -1,0 +1,238 @@
+import CurlHTTP
+import Logging
+
+/// The background agent's check-and-repair queue: which files wait for a check (the names a person changed, the
+/// rescan's place in the index), which keys are being fetched again, and the names seen changed meanwhile. What
+/// inotify events, rescans, retries, scrubs, purges and the keeper's polls lead to all ends here, so one type
+/// keeps the promises the repairs rely on:
+/// - a key is fetched again by at most one repair or refresh at a time (`repairing`);
+/// - checks coalesce and none is lost: `checkPending` is not reentrant (the one running takes the names queued
+///   meanwhile at its next batch), and a name seen changed while its key is being repaired is checked again
+///   once that repair is done (`checksAfterRepair`);
+/// - a person's changes are checked first, with the `UrgentLane` open, so a repair never waits behind a pass;
+/// - the rescan walks the index a page at a time, and never on the watcher's path (`urgentOnly`).
+///
+/// Lives in the `SyncActor` silo with the mirror's parts it drives; after every `await` it reads its state again.
+/// Rings the scheduler's alarm when its work changed what is due (`MirrorKeeper.runDueWork` recomputes then).
+@SyncActor
+public final class RepairQueue {
+    private let core: MirrorCore
+    private let window: Int
+    private let errors: WorkErrors
+    /// The scheduler's alarm and passes: rung when a repair changed the next deadline while no pass runs.
+    private let alarm: Alarm
+    private let passes: PassCounter
+
+    /// A rescan in progress: the file name it goes on after ("" from the start), nil when none is due. The index
+    /// is walked a page at a time and only files whose `lstat` differs from their row are checked; a rescan asked
+    /// for while one runs starts it over.
+    private var rescanCursor: String?
+    /// Files a person changed (inotify): checked before anything else, with the urgent lane open.
+    private var urgentChecks: Set<String> = []
+    /// Rounds of urgent checks whose repairs still run: the lane stays open for them.
+    private var urgentRepairs = 0
+    /// Names seen changed while their key was being repaired: checked again once that repair is done.
+    private var checksAfterRepair: Set<String> = []
+    /// Whether `checkPending` runs now.
+    private var checking = false
+    /// Keys being fetched again (a repair, a refresh, a retry, a purge's refetch).
+    private var repairing: Set<AssetKey> = []
+
+    /// Files the index holds per rescan page: one query on the silo, the `lstat`s off it.
+    static let rescanPage = 1024
+
+    init(core: MirrorCore, window: Int, errors: WorkErrors, alarm: Alarm, passes: PassCounter) {
+        self.core = core
+        self.window = window
+        self.errors = errors
+        self.alarm = alarm
+        self.passes = passes
+    }
+
+    // MARK: - Asking for checks
+
+    /// Queues files for a check (names from inotify events: a person changed them, so they go first, ahead of
+    /// the next batch of any pass); `checkPending()` processes them.
+    public func noteChanged(fileNames: some Sequence<String>) {
+        urgentChecks.formUnion(fileNames)
+        updateUrgentLane()
+    }
+
+    /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated): a
+    /// rescan, from the first name; one under way starts over.
+    public func rescanAll() {
+        rescanCursor = ""
+    }
+
+    public var hasPendingChecks: Bool { rescanCursor != nil || !urgentChecks.isEmpty }
+
+    // MARK: - Checking
+
+    /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
+    /// loop takes urgent names first at its next batch, so a burst of events costs a few passes, not one per event.
+    /// Between batches of a rescan it lets other work of the silo run (a person's change being queued).
+    ///
+    /// `urgentOnly` (the watcher): only the changes a person made, never the rescan backlog, which the scheduler
+    /// works through: a watcher that took on the rescan that every `SIGHUP` queues stopped reading inotify for
+    /// as long as `SIGHUP`s kept coming (repairs waited up to 30 s at 30,000 assets).
+    public func checkPending(urgentOnly: Bool = false) async {
+        guard !checking else { return }
+        checking = true
+        defer {
+            checking = false
+            if urgentOnly, rescanCursor != nil { alarm.ring() }  // the rescan left is the scheduler's
+        }
+        while let (names, urgent) = await nextChecks(urgentOnly: urgentOnly) {
+            if urgent { urgentRepairs += 1 }
+            var missing: [AssetKey] = []
+            var corrupt: [AssetKey] = []
+            for name in names {
+                if Task.isCancelled { break }  // stopping: the next start checks everything anyway
+                do {
+                    guard let key = try core.owned.key(forFileNamed: name) else { continue }
+                    if repairing.contains(key) {
+                        checksAfterRepair.insert(name)
+                        continue
+                    }
+                    switch try await core.inspector.check(fileNamed: name) {
+                    case .damaged(.missing): missing.append(key)
+                    case .damaged(.corrupt): corrupt.append(key)
+                    case .intact, .notOwned: break
+                    }
+                } catch {
+                    // Checked again by the next poll's rescan, or the next event for the file.
+                    errors.report(error, while: "checking \(name)")
+                }
+            }
+            let priority: RequestPriority = urgent ? .urgent : .normal
+            async let missingDone: Void = refetch(missing, reason: .missing, priority: priority)
+            async let corruptDone: Void = refetch(corrupt, reason: .corrupt, priority: priority)
+            _ = await (missingDone, corruptDone)
+            if urgent { urgentRepairs -= 1 }
+            updateUrgentLane()
+            if Task.isCancelled { return }
+            if !urgent { await Task.yield() }
+        }
+    }
+
+    /// The next checks to run: every urgent one, else (unless `urgentOnly`) the files of the rescan's next page
+    /// of the index whose `lstat` is not the one their row records (the rest are intact: `check` would find
+    /// the same with a lookup and two `lstat`s each, on the silo). Nil when there is nothing left to check.
+    private func nextChecks(urgentOnly: Bool) async -> (names: [String], urgent: Bool)? {
+        if !urgentChecks.isEmpty {
+            let names = urgentChecks.sorted()
+            urgentChecks.removeAll()
+            return (names, true)
+        }
+        guard !urgentOnly, let cursor = rescanCursor else { return nil }
+        let page: [(name: String, fingerprint: FileFingerprint?)]
+        do {
+            page = try core.index.fingerprints(after: cursor, limit: Self.rescanPage)
+        } catch {
+            rescanCursor = nil  // the next poll, overflow or SIGHUP rescans again
+            errors.report(error, while: "listing the agent's files for a rescan")
+            return nil
+        }
+        // Set before the await: a rescan asked for meanwhile starts over from the first name.
+        rescanCursor = page.count < Self.rescanPage ? nil : page.last?.name
+        let directory = core.directory
+        let changed = await BlockingIO.run {
+            page.filter { $0.fingerprint == nil || FileFingerprint.of(directory.path(ofAsset: $0.name)) != $0.fingerprint }
+                .map(\.name)
+        }
+        return (changed, false)
+    }
+
+    /// Retries accesses whose remembered failure has reached its retry time: keys never stored are fetched,
+    /// and stored ones are checked, so a repair that failed (file still missing or corrupt) is tried again.
+    /// A failed retry keeps its record, so the backoff keeps growing up to its cap.
+    public func retryDueFailures() async {
+        let loader = core.memory
+        let due = loader.keysDueForRetry()
+        guard !due.isEmpty else { return }
+        let current = Set(core.catalogue.keys)
+        var unstored: [AssetKey] = []
+        var missing: [AssetKey] = []
+        var corrupt: [AssetKey] = []
+        for key in due {
+            guard current.contains(key), !repairing.contains(key) else {
+                if !current.contains(key) { loader.forgetFailure(key) }
+                continue
+            }
+            do {
+                guard try core.owned.isStored(key) else {
+                    unstored.append(key)
+                    continue
+                }
+                switch try await core.inspector.check(fileNamed: key.fileName) {
+                case .intact: loader.forgetFailure(key)
+                case .damaged(.missing): missing.append(key)
+                case .damaged(.corrupt): corrupt.append(key)
+                case .notOwned: unstored.append(key)
+                }
+            } catch {
+                errors.report(error, while: "checking \(key) for its retry")  // its failure stays on record: retried later
+            }
+        }
+        async let fetched: Void = refetch(unstored, reason: nil)
+        async let restored: Void = refetch(missing, reason: .missing)
+        async let replaced: Void = refetch(corrupt, reason: .corrupt)
+        _ = await (fetched, restored, replaced)
+    }
+
+    // MARK: - Repairing
+
+    /// Fetches keys from the network and stores them; with a reason, each is a repair (logged by the load that
+    /// repairs it; see `AccessPipeline.refetch`). Urgent ones (a person's change) take their transfer slots before
+    /// the pass's waiting ones. Keys already being repaired are left to that repair.
+    func refetch(_ keys: [AssetKey], reason: DamageReason?, priority: RequestPriority = .normal) async {
+        let keys = keys.filter { !repairing.contains($0) }
+        guard !keys.isEmpty else { return }
+        repairing.formUnion(keys)
+        let pipeline = core.pipeline
+        await forEachBounded(keys, limit: window) { key in
+            _ = try? await pipeline.refetch(key, reason: reason, priority: priority)  // each failure is logged
+        }
+        repairing.subtract(keys)
+        wakeSchedulerIfAsleep()  // failures may now wait for a retry: the scheduler recomputes its deadline
+        // Files that changed again while their repair ran (deleted once more, say) are checked now.
+        let names = Set(keys.map(AssetFileName.name(for:)))
+        let recheck = checksAfterRepair.intersection(names)
+        if !recheck.isEmpty {
+            checksAfterRepair.subtract(recheck)
+            urgentChecks.formUnion(recheck)
+            updateUrgentLane()
+            alarm.ring()  // even from inside runDueWork: these checks are due now
+        }
+    }
+
+    /// Fetches again, conditionally, the stored keys whose feed tag changed (bounded window, as accesses).
+    func refresh(_ keys: [AssetKey]) async {
+        let keys = keys.filter { !repairing.contains($0) }
+        guard !keys.isEmpty else { return }
+        repairing.formUnion(keys)
+        let pipeline = core.pipeline
+        await forEachBounded(keys, limit: window) { key in
+            try? await pipeline.refresh(key)
+        }
+        repairing.subtract(keys)
+        wakeSchedulerIfAsleep()
+    }
+
+    /// Repairs what a scrub found damaged: corrupt files first, then missing ones.
+    func repair(_ damaged: [(key: AssetKey, reason: DamageReason)]) async {
+        await refetch(damaged.filter { $0.reason == .corrupt }.map(\.key), reason: .corrupt)
+        await refetch(damaged.filter { $0.reason == .missing }.map(\.key), reason: .missing)
+    }
+
+    /// Open while a person's change waits for its check or repair.
+    private func updateUrgentLane() {
+        core.urgentLane.set(open: !urgentChecks.isEmpty || urgentRepairs > 0)
+    }
+
+    /// Work done outside the scheduler's pass (a repair the watcher started) may have changed the next deadline;
+    /// a pass running now recomputes it when it ends.
+    private func wakeSchedulerIfAsleep() {
+        if !passes.isRunning { alarm.ring() }
+    }
+}

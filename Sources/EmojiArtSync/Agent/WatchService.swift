@@ -1,0 +1,131 @@
+import Logging
+
+/// Watches DIR with inotify and hands what happens in it to the keeper's `RepairQueue` at once (`WatchBacklog`),
+/// and its deletions to the `RenameGate` that holds repairs' renames while DIR is being emptied.
+///
+/// When DIR or its state directory is gone (deleted, moved away, replaced), the agent stops with exit status 1
+/// naming the folder, before repairing anything into it: a folder being removed is the user's decision, and under
+/// systemd `Restart=on-failure` with the unit's `ExecStartPre=` mkdir brings the agent back on a fresh one. When
+/// inotify cannot be used at all, it falls back to periodic rescans (`WatchMode.polling`: the schedule service
+/// does them) and ends.
+struct WatchService: AgentService {
+    let name = "watch"
+    let directory: SyncDirectory
+    /// Which folder DIR was when the agent started; nil when it could not be `stat`ed then.
+    let identity: DirectoryIdentity?
+    let gate: RenameGate
+    let keeper: MirrorKeeper
+    let mode: WatchMode
+    let stop: AgentStop
+    /// How often the schedule service rescans if inotify cannot be used (for the log line that says so).
+    let fallbackRescanInterval: Duration
+    let logger: Logger
+
+    func loop() async {
+        let watcher: DirectoryWatcher
+        do {
+            watcher = try DirectoryWatcher(path: directory.root)
+        } catch {
+            if error.kind == .instanceLimit || error.kind == .watchLimit {
+                fallBackToRescans(error.message)
+                return
+            }
+            stop.fail(SyncError(.system, "cannot watch \(directory.root): \(error)", path: directory.root))
+            return
+        }
+        mode.set(.inotify)
+        let backlog = WatchBacklog()
+        gate.startWatching()
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await batch in watcher.events {
+                        // Here, as each batch is read, not when the acting task gets to it: a repair waiting at the
+                        // gate must see DIR gone (and the agent stop, naming why) before it could rename anything,
+                        // and a deletion must hold renames even while the acting task is busy.
+                        if let gone = vanished(batch) { stop.directoryGone(directory, gone) }
+                        gate.note(batch)
+                        backlog.add(batch)
+                    }
+                    backlog.end()
+                }
+                await act(on: backlog)
+                watcher.requestStop()  // DIR is gone: the reader ends too
+                await group.waitForAll()
+            }
+        } onCancel: {
+            watcher.requestStop()  // never block in a cancellation handler: the reader may need this task
+        }
+        watcher.stop()
+        if Task.isCancelled || stop.isRequested { return }
+        // The stream ended while DIR is still the same folder: poll(2) or read(2) on inotify failed.
+        fallBackToRescans(watcher.failure?.message ?? "the watch ended")
+    }
+
+    /// Hands the backlog's events to the keeper as they come due, until the watch ends, DIR is gone (then the
+    /// agent is stopped) or the task is cancelled.
+    private func act(on backlog: WatchBacklog) async {
+        while !Task.isCancelled {
+            switch backlog.take() {
+            case .wait:
+                await backlog.alarm.sleep(until: nil)
+            case .events(let batch, let ended):
+                if let gone = vanished(batch) {
+                    stop.directoryGone(directory, gone)
+                    return
+                }
+                await handle(batch)
+                if ended { return }
+            }
+        }
+    }
+
+    private func fallBackToRescans(_ reason: String) {
+        mode.set(.polling)
+        logger.error("inotify unavailable, falling back to periodic rescans", metadata: [
+            "event": "watch", "result": "fallback", "error": .string(reason),
+            "rescan_every": .string(fallbackRescanInterval.secondsText),
+        ])
+        keeper.alarm.ring()
+    }
+
+    /// Why DIR is no longer the folder the agent started on, from the watcher's events or from `stat`; nil
+    /// while it still is.
+    private func vanished(_ batch: [WatchEvent]) -> String? {
+        for event in batch {
+            if event.endsWatch {
+                if event.mask.contains(.deleteSelf) { return "it was deleted" }
+                if event.mask.contains(.moveSelf) { return "it was moved away" }
+                if event.mask.contains(.unmount) { return "its file system was unmounted" }
+                return "the kernel ended the watch on it"
+            }
+            if WatchBacklog.touchesStateDirectory(event) {
+                return "its state directory \(directory.stateDirectory) was \(event.mask.contains(.delete) ? "deleted" : "moved away")"
+            }
+        }
+        return identity?.change(in: directory)
+    }
+
+    private func handle(_ batch: [WatchEvent]) async {
+        // Repairs start once deletions in DIR pause (5 ms after a lone one): a repair stages its file in the
+        // state directory, which `rm -rf DIR` may be about to remove (a file created there meanwhile makes `rm`
+        // fail). The agent's own renames never count, so nothing waits behind its own writes.
+        if await gate.waitUntilOpen() != nil { return }  // DIR is gone: the act loop stops
+        var names: [String] = []
+        var rescan = false
+        for event in batch {
+            if event.mask.contains(.queueOverflow) {
+                rescan = true
+            } else if let name = event.name, !name.hasPrefix(".") {
+                names.append(name)
+            }
+        }
+        let repairs = keeper.repairs
+        if rescan {
+            logger.warning("inotify queue overflowed, rescanning", metadata: ["event": "watch", "result": "overflow"])
+            await repairs.rescanAll()
+        }
+        await repairs.noteChanged(fileNames: names)
+        await repairs.checkPending(urgentOnly: true)
+    }
+}
