@@ -42,7 +42,8 @@ struct FeedApplication {
     /// kept runs on the blocking-I/O pool (the agent, whose silo serves repairs meanwhile). Throws when the index
     /// cannot be read; stops early, having done part, when the task is cancelled.
     func apply(
-        _ feed: GalleryFeed, fullPass: Bool, comparingOffSilo: Bool, collect: (FeedPass.Outcome) -> Void = { _ in }
+        _ feed: GalleryFeed, fullPass: Bool, comparingOffSilo: Bool,
+        collect: @escaping @Sendable (FeedPass.Outcome) -> Void = { _ in }
     ) async throws(SyncError) -> Result {
         var result = Result()
         let catalogue = core.catalogue

@@ -20,15 +20,18 @@ struct FeedPass {
         let key: AssetKey
         let hit: Hit?
         let bytes: Int
-        let failure: String?
+        /// Why the access failed; formatted only by a caller that shows it (`--once`'s report).
+        let failure: (any Error)?
     }
 
-    /// Runs the pass; `collect` sees every outcome on the caller's isolation, a batch's hits and refusals first.
-    /// Returns the most misses that were loading at once.
+    /// Runs the pass; `collect` sees every outcome, a batch's hits and refusals first. Returns the most misses that
+    /// were loading at once.
+    ///
+    /// The pass itself runs on the cooperative pool, not in the silo: it enters the silo once per batch (to answer
+    /// it), and a finished miss does not wake the silo to be collected, so a miss costs the silo only its own
+    /// entries (`SiloJobTests`). `collect` is therefore `@Sendable` (`--once` counts into a lock-guarded tally).
     @discardableResult
-    func run(
-        _ entries: [AssetKey], isolation: isolated (any Actor)? = #isolation, collect: (Outcome) -> Void = { _ in }
-    ) async -> Int {
+    nonisolated func run(_ entries: [AssetKey], collect: @escaping @Sendable (Outcome) -> Void = { _ in }) async -> Int {
         let pipeline = core.pipeline
         let window = max(1, window)
         var peak = 0
@@ -92,7 +95,7 @@ struct FeedPass {
             let (asset, hit) = try await pipeline.image(key)
             return .init(key: key, hit: hit, bytes: asset.size, failure: nil, attachedListings: 0)
         } catch {
-            return .init(key: key, hit: nil, bytes: 0, failure: String(describing: error), attachedListings: 0)
+            return .init(key: key, hit: nil, bytes: 0, failure: error, attachedListings: 0)
         }
     }
 }

@@ -44,10 +44,8 @@ public struct SyncEngine: Sendable {
         let log = core.log
         let before = (bytes: log.bytesFetched, repairs: log.repairs, filesRead: log.filesRead)
 
-        var succeeded = Set<AssetKey>()
-        var failureReasons: [AssetKey: String] = [:]
-        var progress = SyncProgress(done: 0, total: feed.uniqueKeys.count, bytes: 0)
-        onProgress?(progress)
+        let tally = OnceTally(total: feed.uniqueKeys.count)
+        onProgress?(tally.current.progress)
         log.beginPass()
         let pipeline = core.pipeline
         let window = accessWindow
@@ -63,36 +61,21 @@ public struct SyncEngine: Sendable {
                 await forEachBounded(keys, limit: window) { key in _ = try? await pipeline.refetch(key) }
             }
         }
+        let onProgress = onProgress
         let applied = try await application.apply(feed, fullPass: true, comparingOffSilo: false) { outcome in
-            // The line counts each key once: done at its first outcome, failed until an access has it.
-            if onProgress != nil, !succeeded.contains(outcome.key) {
-                let first = failureReasons[outcome.key] == nil
-                if first { progress.done += 1 }
-                if outcome.hit != nil {
-                    progress.bytes += outcome.bytes
-                    if !first { progress.failed -= 1 }
-                    onProgress?(progress)
-                } else if first {
-                    progress.failed += 1
-                    onProgress?(progress)
-                }
-            }
-            if let hit = outcome.hit {
-                report.hits[hit, default: 0] += 1
-                succeeded.insert(outcome.key)
-            } else if failureReasons[outcome.key] == nil {
-                failureReasons[outcome.key] = outcome.failure
-            }
+            if let progress = tally.note(outcome) { onProgress?(progress) }
         }
+        let counted = tally.current
+        report.hits = counted.hits
         report.removed = applied.removal.removed
         report.deletionRefused = applied.removal.refusal
         report.peakAccessesInFlight = applied.peakAccesses
         let unstored = Set(applied.unstored)
         for key in feed.uniqueKeys {
-            if succeeded.contains(key), !unstored.contains(key) {
+            if counted.succeeded.contains(key), !unstored.contains(key) {
                 report.available += 1
             } else {
-                report.failures.append((key, failureReasons[key] ?? "not stored on disk"))
+                report.failures.append((key, counted.failureReasons[key] ?? "not stored on disk"))
             }
         }
         try await core.owned.makeDurable()

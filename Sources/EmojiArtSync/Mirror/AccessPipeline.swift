@@ -70,7 +70,7 @@ public final class AccessPipeline {
         public let key: AssetKey
         public let hit: Hit?
         public let bytes: Int
-        public let failure: String?
+        public let failure: (any Error)?
         public let attachedListings: Int
     }
 
@@ -159,7 +159,7 @@ public final class AccessPipeline {
         }
         if let failure = memory.rememberedFailure(for: key) {
             log.failure(key, failure)
-            answer.refused.append((key, String(describing: failure)))
+            answer.refused.append((key, failure))
             return
         }
         if let seen, catalogue.recordedFingerprint(of: key) == seen {
@@ -187,7 +187,7 @@ public final class AccessPipeline {
             // listings of it are refused from memory.
             memory.recordFailure(refusal, for: key)
             log.failure(key, refusal)
-            answer.refused.append((key, String(describing: refusal)))
+            answer.refused.append((key, refusal))
             return
         }
         let plan = Plan.fetch(unusableOnRecord: look.unusable != nil)
@@ -232,7 +232,7 @@ public final class AccessPipeline {
             return LoadOutcome(key: key, hit: hit, bytes: asset.size, failure: nil, attachedListings: attached)
         case .failure(let error):
             for _ in 0...attached { log.failure(key, error) }
-            return LoadOutcome(key: key, hit: nil, bytes: 0, failure: String(describing: error), attachedListings: attached)
+            return LoadOutcome(key: key, hit: nil, bytes: 0, failure: error, attachedListings: attached)
         }
     }
 
@@ -519,7 +519,8 @@ public final class AccessPipeline {
 /// another caller is loading (waited for: `AccessPipeline.image`).
 public struct BatchAnswer: Sendable {
     public var answered: [(key: AssetKey, hit: Hit, bytes: Int)] = []
-    public var refused: [(key: AssetKey, failure: String)] = []
+    /// Refusals, with their error: formatted only where it is shown (a failing item is listed at every pass).
+    public var refused: [(key: AssetKey, failure: any Error)] = []
     public var loads: [AccessPipeline.Miss] = []
     public var joins: [AssetKey] = []
 }

@@ -15,6 +15,7 @@ func forEachBounded<Element: Sendable, Result: Sendable>(
     let limit = max(1, limit)
     var peak = 0
     await withTaskGroup(of: Result.self) { group in
+        _ = isolation  // captured, so the body (and `collect`) runs on the caller's isolation (SE-0420)
         var alive = 0
         for element in elements {
             if alive == limit, let result = await group.next() {
