@@ -154,21 +154,21 @@ requests_seen() { curl -fs "$1/nginx_status" | awk 'NR==3 {print $3}'; }
 # Connections nginx has accepted (all servers of it; the status request itself is one).
 connections_seen() { curl -fs "$1/nginx_status" | awk 'NR==3 {print $1}'; }
 
-# time_run OUTPUT_PREFIX command... -> appends "wall_seconds rss_kib" to OUTPUT_PREFIX.tsv
+# time_run OUTPUT_PREFIX command... -> appends "wall_seconds rss_kib user_seconds system_seconds" to OUTPUT_PREFIX.tsv
 time_run() {
   local out=$1; shift
-  /usr/bin/time -f '%e %M' -o "$work/time.one" "$@" >/dev/null 2>"$work/stderr.one" || {
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time.one" "$@" >/dev/null 2>"$work/stderr.one" || {
     local status=$?; [ "$status" -eq 2 ] || { echo "command failed ($status): $*" >&2; tail -5 "$work/stderr.one" >&2; }
   }
   tail -n1 "$work/time.one" >>"$out.tsv"
 }
 
-# summary LABEL FILE.tsv COLUMN SCALE UNIT -> "median (min-max)"
+# summary LABEL FILE.tsv COLUMN SCALE UNIT -> "median (min-max)"; COLUMN may be a sum of columns ("2+3": CPU)
 summary() {
   python3 - "$2" "$3" "$4" "$5" <<'PY'
 import statistics, sys
-path, column, scale, unit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-values = [float(line.split()[column]) * scale for line in open(path) if line.strip()]
+path, columns, scale, unit = sys.argv[1], [int(c) for c in sys.argv[2].split("+")], float(sys.argv[3]), sys.argv[4]
+values = [sum(float(line.split()[c]) for c in columns) * scale for line in open(path) if line.strip()]
 print(f"{statistics.median(values):9.2f} {unit:<4} ({min(values):.2f}-{max(values):.2f})" if values else "n/a")
 PY
 }
@@ -176,19 +176,22 @@ PY
 row() { printf '%-46s %-34s %-34s\n' "$1" "$2" "$3"; }
 
 # time_counted URL OUTPUT_PREFIX command... -> time_run, and the connections nginx accepted meanwhile (less the
-# status requests) appended to OUTPUT_PREFIX.conn.tsv
+# status requests) appended to OUTPUT_PREFIX.conn.tsv, the CPU seconds nginx spent meanwhile to OUTPUT_PREFIX.nginx.tsv
+nginx_cpu_ticks() { awk '{print $14 + $15}' "/proc/${nginx_pids[-1]}/stat"; }
 time_counted() {
-  local status_url=$1 out=$2 before; shift 2
+  local status_url=$1 out=$2 before ticks; shift 2
   before=$(connections_seen "$status_url")
+  ticks=$(nginx_cpu_ticks)
   time_run "$out" "$@"
   echo "$(( $(connections_seen "$status_url") - before - 1 ))" >>"$out.conn.tsv"
+  awk -v ticks="$(( $(nginx_cpu_ticks) - ticks ))" -v hz="$(getconf CLK_TCK)" 'BEGIN {print ticks / hz}' >>"$out.nginx.tsv"
 }
 
 # rclone's copy of the export's image folder from an http remote (nginx's index page lists it), 8 transfers as
 # curl and the agent run, no config file: "${rclone_copy[@]}" --http-url URL/gallery/image/ :http: DEST
 rclone_copy=(rclone copy -q --config /dev/null --transfers 8)
 
-row4() { printf '%-38s %-30s %-30s %-22s\n' "$1" "$2" "$3" "$4"; }
+row5() { printf '%-34s %-26s %-26s %-28s %-26s %s\n' "$@"; }
 
 bench() {  # label count flag(--small or "")
   local label=$1 count=$2 flag=$3 dir="$work/export-$1" url tls_url m
@@ -267,17 +270,14 @@ bench() {  # label count flag(--small or "")
   fi
   if wants https; then
     echo "== $label over HTTPS: $count assets, nginx at $tls_url (TLS, private CA, HTTP/2 offered), $runs runs: median (min-max)"
-    row4 "cold run" "wall" "peak RSS" "connections nginx accepted"
-    for v in auto 1.1 2; do
-      row4 "emojiart-sync --http-version $v" "$(summary x "$s.tls-$v.tsv" 0 1 s)" \
-        "$(summary x "$s.tls-$v.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.tls-$v.conn.tsv" 0 1 conn)"
-    done
-    for v in 1.1 2; do
-      row4 "curl -Z -P8 --http$v" "$(summary x "$s.tls-curl$v.tsv" 0 1 s)" \
-        "$(summary x "$s.tls-curl$v.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.tls-curl$v.conn.tsv" 0 1 conn)"
-    done
-    row4 "rclone copy --transfers 8" "$(summary x "$s.tls-rclone.tsv" 0 1 s)" \
-      "$(summary x "$s.tls-rclone.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.tls-rclone.conn.tsv" 0 1 conn)"
+    tls_row() {  # LABEL PREFIX
+      row5 "$1" "$(summary x "$2.tsv" 0 1 s)" "$(summary x "$2.tsv" 2+3 1 s)" \
+        "$(summary x "$2.tsv" 1 0.0009765625 MiB)" "$(summary x "$2.nginx.tsv" 0 1 s)" "$(summary x "$2.conn.tsv" 0 1 '')"
+    }
+    row5 "cold run" "wall" "CPU (user + system)" "peak RSS" "nginx's CPU meanwhile" "connections"
+    for v in auto 1.1 2; do tls_row "emojiart-sync --http-version $v" "$s.tls-$v"; done
+    for v in 1.1 2; do tls_row "curl -Z -P8 --http$v" "$s.tls-curl$v"; done
+    tls_row "rclone copy --transfers 8" "$s.tls-rclone"
     echo -n "check: PNGs in the last run's mirrors:"
     for v in auto 1.1 2; do echo -n " agent $v $(find "$work/tls-$v-$label-$runs" -maxdepth 1 -name '*.png' | wc -l),"; done
     echo " curl --http2 $(find "$work/tls-curl2-$label-$runs" -name '*.png' | wc -l), rclone $(find "$work/tls-rclone-$label-$runs" -name '*.png' | wc -l)"
