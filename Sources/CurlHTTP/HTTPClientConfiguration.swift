@@ -96,7 +96,7 @@ public struct HTTPClientConfiguration: Sendable {
         maxRedirects: Int = 5,
         proxyEnvironment: ProxyEnvironment = .current,
         maxReceiveBytesPerSecond: Int? = nil,
-        httpVersion: HTTPVersion = .auto
+        httpVersion: HTTPVersion = .http1_1
     ) {
         self.httpVersion = httpVersion
         self.maxReceiveBytesPerSecond = maxReceiveBytesPerSecond

@@ -91,7 +91,7 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Limit what all transfers together receive, in bytes per second: 512k, 10M (binary units, as rclone writes them), or off\(Self.defaultText(.bwlimit)).", valueName: "rate"))
     var bwlimit: String?
 
-    @Option(name: .long, help: ArgumentHelp("The HTTP version asked of the gallery: auto (HTTP/2 when an https gallery offers it), 1.1 (up to --concurrency connections), or 2 (one connection, --concurrency streams on it)\(Self.defaultText(.httpVersion)).", valueName: "version"), completion: .list(HTTPVersion.allCases.map(\.rawValue)))
+    @Option(name: .long, help: ArgumentHelp("The HTTP version asked of the gallery: 1.1 (up to --concurrency connections), 2 (one connection, --concurrency streams on it), or auto (HTTP/2 when an https gallery offers it)\(Self.defaultText(.httpVersion)).", valueName: "version"), completion: .list(HTTPVersion.allCases.map(\.rawValue)))
     var httpVersion: String?
 
     private static func defaultText(_ setting: RunSetting) -> String {

@@ -37,7 +37,8 @@ public struct AgentConfiguration: Sendable {
     /// The most bytes per second all transfers together receive (`--bwlimit`); nil (the default) for no limit.
     public var bandwidthLimit: Int?
     /// The HTTP version asked of the gallery (`--http-version`), and so how transfers share connections.
-    public var httpVersion: HTTPVersion = .auto
+    /// HTTP/1.1 on `concurrency` connections cost less CPU than HTTP/2 streams on one (docs/BENCHMARKS.md).
+    public var httpVersion: HTTPVersion = .http1_1
     public var logLevel: Logger.Level = .info
     /// The log file; nil means `DIR/.emojiart-sync/sync.log`.
     public var logFile: String?

@@ -68,7 +68,7 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .stallTimeout: "30s"
         case .maxRetryAfter: "1h"
         case .bwlimit: "off"
-        case .httpVersion: HTTPVersion.auto.rawValue
+        case .httpVersion: HTTPVersion.http1_1.rawValue
         }
     }
 }
