@@ -35,14 +35,7 @@ struct HTTPVersionTests {
         let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4, httpVersion: .http2))
         defer { client.shutdown() }
 
-        let bodies = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
-            for index in 0..<40 {
-                group.addTask { (index, try await client.fetch(server.url("/item/\(index)"))) }
-            }
-            var bodies: [Int: [UInt8]] = [:]
-            for try await (index, body) in group { bodies[index] = body }
-            return bodies
-        }
+        let bodies = try await client.fetchAll((0..<40).map { index in server.url("/item/\(index)") })
         #expect(bodies.count == 40)
         for (index, body) in bodies { #expect(body == Array("/item/\(index)".utf8)) }
         #expect(client.statistics.requestsSucceeded == 40)
