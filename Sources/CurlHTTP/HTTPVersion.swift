@@ -8,8 +8,9 @@ import CCurl
 /// eight HTTP/1.1 connections than as eight HTTP/2 streams on one (docs/BENCHMARKS.md, "HTTP/2 or HTTP/1.1").
 public enum HTTPVersion: String, Sendable, CaseIterable {
     /// libcurl's own default (`CURL_HTTP_VERSION_2TLS`): HTTP/2 when an `https` server offers it (ALPN), HTTP/1.1
-    /// otherwise. A transfer that finds no connection free opens one rather than waiting to share, so a burst of
-    /// transfers opens up to `maxConcurrentRequests` HTTP/2 connections with a stream or two each.
+    /// otherwise. Once an HTTP/2 connection is up, later transfers become streams on it; transfers started
+    /// together before any connection is up each open one rather than wait (the agent fetches its feed first, so
+    /// it ends up with one connection, as nginx counted).
     case auto
     /// HTTP/1.1 only (`CURL_HTTP_VERSION_1_1`): one request at a time per connection, up to
     /// `maxConcurrentRequests` connections, each kept alive. The default.
