@@ -13,7 +13,8 @@ import Synchronization
 /// - At most `maxConcurrentRequests` transfers run at once; the rest wait in FIFO order, `urgent` ones
 ///   (`RequestPriority`) before the others.
 ///   Connections are kept alive and reused through the multi handle's connection cache,
-///   capped at the same number.
+///   capped at the same number: HTTP/1.1, one request per connection at a time, unless `httpVersion`
+///   asks for HTTP/2, whose transfers are streams sharing a connection (``HTTPVersion``).
 /// - Only `http` and `https`. Redirects are followed on the same host only, at most
 ///   `maxRedirects` of them (`http` may become `https`, never the reverse); any other `3xx` is
 ///   returned as a response that says why it was not followed. TLS certificates are verified

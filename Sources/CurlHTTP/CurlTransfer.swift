@@ -96,6 +96,10 @@ final class CurlTransfer {
             try set(CURLOPT_CAINFO, file, "CURLOPT_CAINFO")
         }
         try set(CURLOPT_HTTPGET, 1, "CURLOPT_HTTPGET")
+        try set(CURLOPT_HTTP_VERSION, configuration.httpVersion.curlOptionValue, "CURLOPT_HTTP_VERSION")
+        if configuration.httpVersion.waitsToMultiplex {
+            try set(CURLOPT_PIPEWAIT, 1, "CURLOPT_PIPEWAIT")
+        }
         // Empty string: offer every encoding libcurl can decode; the body we hand back is decoded.
         try set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")
         try set(CURLOPT_USERAGENT, configuration.userAgent, "CURLOPT_USERAGENT")

@@ -1,4 +1,5 @@
-/// How a ``CurlHTTPClient`` talks to servers: concurrency, timeouts, size limit, identity, trust, redirects, proxies.
+/// How a ``CurlHTTPClient`` talks to servers: concurrency, timeouts, size limit, identity, trust, redirects, proxies,
+/// the HTTP version.
 ///
 /// A plain value: the client copies it at `init` and never reads it again, so changing a
 /// configuration after creating a client has no effect on that client.
@@ -14,7 +15,8 @@ public struct HTTPClientConfiguration: Sendable {
     ///
     /// This is also the cap on open connections (`CURLMOPT_MAX_TOTAL_CONNECTIONS`,
     /// `CURLMOPT_MAX_HOST_CONNECTIONS`, `CURLMOPT_MAXCONNECTS`), so keep-alive reuses at most
-    /// this many connections. 8 keeps a small gallery server busy without flooding it; the
+    /// this many connections; over HTTP/2 the transfers are streams, most often on one connection
+    /// (``httpVersion``). 8 keeps a small gallery server busy without flooding it; the
     /// book's client has no limit at all.
     public var maxConcurrentRequests: Int
 
@@ -59,6 +61,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// ``totalTimeout`` times its share of the rate cannot arrive.
     public var maxReceiveBytesPerSecond: Int?
 
+    /// The HTTP version asked for, and so how transfers share connections (``HTTPVersion``).
+    public var httpVersion: HTTPVersion
+
     /// The `User-Agent` header sent with every request, so server logs can tell the agent apart.
     public var userAgent: String
 
@@ -90,8 +95,10 @@ public struct HTTPClientConfiguration: Sendable {
         caCertificateFile: String? = nil,
         maxRedirects: Int = 5,
         proxyEnvironment: ProxyEnvironment = .current,
-        maxReceiveBytesPerSecond: Int? = nil
+        maxReceiveBytesPerSecond: Int? = nil,
+        httpVersion: HTTPVersion = .http1_1
     ) {
+        self.httpVersion = httpVersion
         self.maxReceiveBytesPerSecond = maxReceiveBytesPerSecond
         self.maxConcurrentRequests = maxConcurrentRequests
         self.connectTimeout = connectTimeout

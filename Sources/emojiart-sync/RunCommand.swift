@@ -1,4 +1,5 @@
 import ArgumentParser
+import CurlHTTP
 import FoundationEssentials
 import EmojiArtPNG
 import EmojiArtSync
@@ -90,6 +91,9 @@ struct RunOptions: ParsableArguments {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Limit what all transfers together receive, in bytes per second: 512k, 10M (binary units, as rclone writes them), or off\(Self.defaultText(.bwlimit)).", valueName: "rate"))
     var bwlimit: String?
 
+    @Option(name: .long, help: ArgumentHelp("The HTTP version asked of the gallery: 1.1 (up to --concurrency connections), 2 (one connection, --concurrency streams on it), or auto (HTTP/2 when an https gallery offers it)\(Self.defaultText(.httpVersion)).", valueName: "version"), completion: .list(HTTPVersion.allCases.map(\.rawValue)))
+    var httpVersion: String?
+
     private static func defaultText(_ setting: RunSetting) -> String {
         setting.defaultValue.map { " (default: \($0))" } ?? ""
     }
@@ -121,6 +125,7 @@ struct RunOptions: ParsableArguments {
         given[.stallTimeout] = stallTimeout
         given[.maxRetryAfter] = maxRetryAfter
         given[.bwlimit] = bwlimit
+        given[.httpVersion] = httpVersion
         return given
     }
 

@@ -35,14 +35,7 @@ struct BandwidthLimitTests {
         let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4, maxReceiveBytesPerSecond: 100 * 1024))
         defer { client.shutdown() }
         let started = ContinuousClock.now
-        let bodies = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
-            for index in 0..<4 {
-                group.addTask { (index, try await client.fetch(server.url("/n/\(index)"))) }
-            }
-            var bodies: [Int: [UInt8]] = [:]
-            for try await (index, body) in group { bodies[index] = body }
-            return bodies
-        }
+        let bodies = try await client.fetchAll((0..<4).map { index in server.url("/n/\(index)") })
         #expect(ContinuousClock.now - started >= .milliseconds(1_400))
         for index in 0..<4 { #expect(bodies[index] == Self.body(50_000, seed: index), "body \(index)") }
         #expect(client.statistics.peakActiveTransfers == 4, "the four ran at once")

@@ -14,14 +14,7 @@ struct ConcurrencyTests {
         let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4))
         defer { client.shutdown() }
 
-        let bodies = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
-            for index in 0..<100 {
-                group.addTask { (index, try await client.fetch(server.url("/item/\(index)"))) }
-            }
-            var bodies: [Int: [UInt8]] = [:]
-            for try await (index, body) in group { bodies[index] = body }
-            return bodies
-        }
+        let bodies = try await client.fetchAll((0..<100).map { index in server.url("/item/\(index)") })
 
         #expect(bodies.count == 100)
         for (index, body) in bodies { #expect(body == Array("/item/\(index)".utf8)) }

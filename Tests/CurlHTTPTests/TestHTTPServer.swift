@@ -27,6 +27,11 @@ final class TestHTTPServer: Sendable {
         case endless
         /// Declares a `contentLength`-byte body, sends none of it, waits for the client to hang up.
         case headersOnly(contentLength: Int)
+        /// Takes the `Upgrade: h2c` the request offers (`101 Switching Protocols`) and answers the request in
+        /// HTTP/2, as its stream 1: the server's `SETTINGS`, a `HEADERS` frame saying `:status: 200` and `body`
+        /// in a `DATA` frame that ends the stream; then waits for the client to hang up. Only the upgraded
+        /// request is answered: later ones would come as HPACK-coded frames this server does not read.
+        case switchToHTTP2(body: [UInt8])
     }
 
     /// One parsed request.
@@ -202,6 +207,15 @@ final class TestHTTPServer: Sendable {
                 _ = send(fd, Array("HTTP/1.1 200 OK\r\nContent-Length: \(length)\r\n\r\n".utf8))
                 waitForHangUp(fd: fd)
                 return
+            case .switchToHTTP2(let body):
+                let switching = Array("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n".utf8)
+                let settings = Self.http2Frame(type: 0x4, flags: 0, stream: 0, payload: [])
+                // 0x88: HPACK's static table entry 8, `:status: 200` (RFC 7541, appendix A).
+                let headers = Self.http2Frame(type: 0x1, flags: 0x4 /* END_HEADERS */, stream: 1, payload: [0x88])
+                let data = Self.http2Frame(type: 0x0, flags: 0x1 /* END_STREAM */, stream: 1, payload: body)
+                _ = send(fd, switching + settings + headers + data)
+                waitForHangUp(fd: fd)
+                return
             }
         }
     }
@@ -256,6 +270,15 @@ final class TestHTTPServer: Sendable {
             offset += written
         }
         return true
+    }
+
+    /// One HTTP/2 frame (RFC 9113, section 4.1): a 24-bit length, the type, the flags, the stream id, the payload.
+    private static func http2Frame(type: UInt8, flags: UInt8, stream: UInt32, payload: [UInt8]) -> [UInt8] {
+        let length = UInt32(payload.count)
+        return [UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length),
+                type, flags,
+                UInt8(truncatingIfNeeded: stream >> 24), UInt8(truncatingIfNeeded: stream >> 16),
+                UInt8(truncatingIfNeeded: stream >> 8), UInt8(truncatingIfNeeded: stream)] + payload
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -1,3 +1,4 @@
+import CurlHTTP
 import EmojiArtPNG
 import Logging
 
@@ -35,6 +36,9 @@ public struct AgentConfiguration: Sendable {
     public var maxRetryAfter: Duration = .seconds(3600)
     /// The most bytes per second all transfers together receive (`--bwlimit`); nil (the default) for no limit.
     public var bandwidthLimit: Int?
+    /// The HTTP version asked of the gallery (`--http-version`), and so how transfers share connections.
+    /// HTTP/1.1 on `concurrency` connections cost less CPU than HTTP/2 streams on one (docs/BENCHMARKS.md).
+    public var httpVersion: HTTPVersion = .http1_1
     public var logLevel: Logger.Level = .info
     /// The log file; nil means `DIR/.emojiart-sync/sync.log`.
     public var logFile: String?

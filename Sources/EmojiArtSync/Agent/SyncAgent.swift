@@ -48,6 +48,7 @@ public final class SyncAgent: Sendable {
         http.maxBodySize = configuration.maxBodySize
         http.caCertificateFile = configuration.caCertificateFile
         http.maxReceiveBytesPerSecond = configuration.bandwidthLimit
+        http.httpVersion = configuration.httpVersion
         http.userAgent = "emojiart-sync/\(EmojiArtSyncVersion.current)"
         self.client = try CurlHTTPClient(configuration: http)
         self.metricsRegistry = configuration.metricsListen.map { _ in PrometheusCollectorRegistry() }

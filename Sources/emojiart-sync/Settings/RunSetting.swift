@@ -1,3 +1,4 @@
+import CurlHTTP
 import FoundationEssentials
 
 /// One setting of a sync run, named as its long option: what it is called in each place it can be given
@@ -26,6 +27,7 @@ enum RunSetting: String, CaseIterable, Sendable {
     case stallTimeout = "stall-timeout"
     case maxRetryAfter = "max-retry-after"
     case bwlimit
+    case httpVersion = "http-version"
 
     var option: String { "--" + rawValue }
 
@@ -66,6 +68,7 @@ enum RunSetting: String, CaseIterable, Sendable {
         case .stallTimeout: "30s"
         case .maxRetryAfter: "1h"
         case .bwlimit: "off"
+        case .httpVersion: HTTPVersion.http1_1.rawValue
         }
     }
 }

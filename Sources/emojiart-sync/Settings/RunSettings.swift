@@ -1,3 +1,4 @@
+import CurlHTTP
 import EmojiArtPNG
 import EmojiArtSync
 import Logging
@@ -37,6 +38,7 @@ struct RunSettings {
     var maxRetryAfter: Duration
     /// Bytes per second for all transfers together; nil: no limit.
     var bwlimit: Int?
+    var httpVersion: HTTPVersion
 
     init(_ resolver: SettingsResolver) throws(SettingsError) {
         func text(_ setting: RunSetting) throws(SettingsError) -> (value: String?, source: String) {
@@ -130,6 +132,7 @@ struct RunSettings {
         stallTimeout = try duration(.stallTimeout, .seconds(1)...(.seconds(3600)), "1s...1h")
         maxRetryAfter = try duration(.maxRetryAfter, .zero...(.seconds(86_400)), "0s...1d")
         bwlimit = try Self.rate(text(.bwlimit))
+        httpVersion = try choice(.httpVersion, HTTPVersion.self, HTTPVersion.allCases.map(\.rawValue))
         let (caCert, caCertSource) = try text(.caCert)
         if let caCert, !caCert.isEmpty {
             if let problem = Self.unreadableFileProblem(caCert) {
@@ -213,6 +216,7 @@ struct RunSettings {
         configuration.stallTimeout = stallTimeout
         configuration.maxRetryAfter = maxRetryAfter
         configuration.bandwidthLimit = bwlimit
+        configuration.httpVersion = httpVersion
         if let progressLine {
             configuration.onProgress = { progressLine.update($0) }
         }

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `--bwlimit` and `--max-retry-after` come from the flag, the environment and the config file like every setting,
+/// `--bwlimit`, `--max-retry-after` and `--http-version` come from the flag, the environment and the config file like every setting,
 /// `config` shows where from, a bad value is a usage error naming the option, and the limit reaches the transfers.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ClientSettingTests {
@@ -44,6 +44,8 @@ struct ClientSettingTests {
             (["--bwlimit", "-5k"], [:], "--bwlimit: cannot read \"-5k\""),
             ([], ["EMOJIART_SYNC_BWLIMIT": "10X"], "(EMOJIART_SYNC_BWLIMIT=10X)"),
             (["--max-retry-after", "2d"], [:], "--max-retry-after must be a duration of 0s...1d"),
+            (["--http-version", "3"], [:], #"--http-version: unknown value "3", expected auto, 1.1, 2 (--http-version 3)"#),
+            ([], ["EMOJIART_SYNC_HTTP_VERSION": "h2"], #"--http-version: unknown value "h2", expected auto, 1.1, 2 (EMOJIART_SYNC_HTTP_VERSION=h2)"#),
         ]
         for (arguments, environment, message) in cases {
             let run = try await AgentProcess.run(
@@ -52,6 +54,45 @@ struct ClientSettingTests {
             #expect(run.status == 64, "\(arguments) \(environment): \(run.stderr)")
             #expect(run.stderr.contains(message), "\(arguments) \(environment): \(run.stderr)")
         }
+    }
+
+    @Test func theHTTPVersionComesFromEachChannel() async throws {
+        let out = TemporaryDirectory("http-version-out")
+        let xdg = TemporaryDirectory("http-version-xdg")
+        try FileManager.default.createDirectory(atPath: xdg.file("emojiart-sync"), withIntermediateDirectories: true)
+        let defaults = try await AgentProcess.run(
+            ["config", "--dir", "/tmp/x"], outputDirectory: out.path, environment: ["XDG_CONFIG_HOME": xdg.path])
+        #expect(defaults.status == 0, "\(defaults.stderr)")
+        #expect(defaults.stdout.contains("http-version = 1.1 "), "\(defaults.stdout)")
+
+        try writeBytes(Array("http-version = 2\n".utf8), to: xdg.file("emojiart-sync/config"))
+        let file = try await AgentProcess.run(
+            ["config", "--dir", "/tmp/x"], outputDirectory: out.path, environment: ["XDG_CONFIG_HOME": xdg.path])
+        #expect(file.stdout.contains("http-version = 2 ") && file.stdout.contains("# file"), "\(file.stdout)")
+        let environment = try await AgentProcess.run(
+            ["config", "--dir", "/tmp/x"], outputDirectory: out.path,
+            environment: ["XDG_CONFIG_HOME": xdg.path, "EMOJIART_SYNC_HTTP_VERSION": "auto"])
+        #expect(environment.stdout.contains("http-version = auto ") && environment.stdout.contains("environment EMOJIART_SYNC_HTTP_VERSION"), "\(environment.stdout)")
+        let flag = try await AgentProcess.run(
+            ["config", "--dir", "/tmp/x", "--http-version", "1.1"], outputDirectory: out.path,
+            environment: ["XDG_CONFIG_HOME": xdg.path, "EMOJIART_SYNC_HTTP_VERSION": "auto"])
+        #expect(flag.status == 0, "\(flag.stderr)")
+        #expect(flag.stdout.contains("http-version = 1.1 ") && flag.stdout.contains("flag --http-version"), "\(flag.stdout)")
+    }
+
+    /// Each version against the bundled gallery, which speaks HTTP/1.1 only: `2` offers it an upgrade (`h2c`), which
+    /// it ignores; every setting mirrors the whole gallery.
+    @Test(arguments: ["auto", "1.1", "2"])
+    func everyHTTPVersionMirrorsAnHTTP1Gallery(version: String) async throws {
+        let gallery = try await GalleryFixture(count: 9)
+        let out = TemporaryDirectory("http-version-run-out")
+        let dir = TemporaryDirectory("http-version-run")
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q", "--http-version", version],
+            outputDirectory: out.path, environment: ["XDG_CONFIG_HOME": out.path])
+        #expect(run.status == ExitStatus.success.rawValue, "\(run.stderr)")
+        #expect(gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) })
+        await gallery.stop()
     }
 
     /// Five full-size images, about 240 KB, at 100 KiB/s: at least 1.8 s (without the limit, well under 1 s).
