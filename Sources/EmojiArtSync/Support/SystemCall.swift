@@ -17,7 +17,7 @@ package struct SystemCallFailure: Error, Equatable, Sendable {
 /// `body` (a system call returning -1 with `errno` set on failure), called again while it fails with `EINTR`.
 /// Returns its result, or throws the `errno` of its failure.
 @inline(never)  // nothing between the call and the read of errno
-package func retryingInterrupts<Result: BinaryInteger>(_ body: () -> Result) throws(SystemCallFailure) -> Result {
+package func retryingInterrupts<Result: SignedInteger>(_ body: () -> Result) throws(SystemCallFailure) -> Result {
     while true {
         let result = body()
         guard result == -1 else { return result }
@@ -28,7 +28,7 @@ package func retryingInterrupts<Result: BinaryInteger>(_ body: () -> Result) thr
 
 /// ``retryingInterrupts(_:)`` whose failure is a ``SyncError`` naming `call`, the errno and `path`:
 /// `hint: path: strerror (call, errno N)`.
-package func systemCall<Result: BinaryInteger>(
+package func systemCall<Result: SignedInteger>(
     _ call: String, path: String?, hint: String, _ body: () -> Result
 ) throws(SyncError) -> Result {
     do {
