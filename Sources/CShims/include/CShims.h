@@ -22,6 +22,13 @@ int emojiart_rename_exchange(int olddirfd, const char *from, int newdirfd, const
 /// does not export it: it is behind _GNU_SOURCE). Returns 0, or -1 with errno set.
 int emojiart_syncfs(int fd);
 
+// MARK: - Wake-up descriptor (eventfd.c)
+
+/// eventfd(2) with a zero counter, EFD_CLOEXEC and EFD_NONBLOCK: a descriptor that a write of 8 bytes makes
+/// readable, to wake a thread out of poll(2) (Swift's Glibc module has no <sys/eventfd.h>). Returns the
+/// descriptor, or -1 with errno set.
+int emojiart_wake_eventfd(void);
+
 // MARK: - Open-file-description locks (lock.c)
 
 /// fcntl(F_OFD_SETLK) with a write lock over the whole file. 0, or -1 with errno (EAGAIN/EACCES: held).

@@ -136,9 +136,18 @@ public final class RepairQueue {
         // Set before the await: a rescan asked for meanwhile starts over from the first name.
         rescanCursor = page.count < Self.rescanPage ? nil : page.last?.name
         let directory = core.directory
+        let status = core.storage.status
         let changed = await BlockingIO.run {
-            page.filter { $0.fingerprint == nil || FileFingerprint.of(directory.path(ofAsset: $0.name)) != $0.fingerprint }
-                .map(\.name)
+            page.filter { file in
+                // Absent, not a regular file, or another fingerprint: changed. A file that cannot be looked at
+                // (EACCES, EIO) reads as changed on purpose: queued for a check, which looks again and reports the
+                // error (FileInspector.check throws it); nothing is decided from it here.
+                guard let recorded = file.fingerprint,
+                    let now = try? status.fingerprint(of: directory.path(ofAsset: file.name))
+                else { return true }
+                return now != recorded
+            }
+            .map(\.name)
         }
         return (changed, false)
     }

@@ -167,14 +167,6 @@ public final class LogSink: Sendable {
 
     /// Writes all of `buffer` to `fd`, retrying short writes and EINTR; gives up silently on an error.
     package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset < buffer.count {
-            let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return  // A log that cannot be written must not take the agent down.
-            }
-            offset += written
-        }
+        try? writeFully(fd, buffer)  // A log that cannot be written must not take the agent down.
     }
 }

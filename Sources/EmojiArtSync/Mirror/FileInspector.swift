@@ -82,7 +82,7 @@ final class FileInspector {
         let name = entry.name
         let path = directory.path(ofAsset: name)
                 guard let info = try status.status(of: path) else { return .damaged(.missing) }
-        guard let fingerprint = FileFingerprint(regular: info) else {
+        guard let fingerprint = info.fingerprint else {
             // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
             try releaseTakenPath(name)
             return .changedMeanwhile
@@ -101,8 +101,8 @@ final class FileInspector {
             let ours = fingerprint.identity == now.identity
             // Only a file that did not change while it was read earns the fingerprint; another file with the
             // agent's bytes is adopted only if it has no other name (a hard link to someone's file is theirs).
-            guard let after = try status.status(of: path), FileFingerprint(regular: after) == fingerprint,
-                ours || after.st_nlink <= 1
+            guard let after = try status.status(of: path), after.fingerprint == fingerprint,
+                ours || after.links <= 1
             else {
                 return ours ? .verified(asset) : .damaged(.corrupt)
             }

@@ -126,16 +126,12 @@ final class StreamedBodyFile: HTTPBodySink {
     }
 
     private static func writeAll(_ bytes: UnsafeRawBufferPointer, _ state: inout State) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(state.fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                state.failure = "\(String(cString: strerror(errno))) (errno \(errno)): cannot write the asset (disk full?)"
-                return false
-            }
-            offset += written
+        do {
+            try writeFully(state.fd, bytes)
+            return true
+        } catch {
+            state.failure = "\(String(cString: strerror(error.errno))) (errno \(error.errno)): cannot write the asset (disk full?)"
+            return false
         }
-        return true
     }
 }

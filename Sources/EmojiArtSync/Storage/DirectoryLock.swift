@@ -28,9 +28,10 @@ public final class DirectoryLock: Sendable {
     public static func acquire(path: String) throws(SyncError) -> DirectoryLock {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot open the lock file") }
-        while emojiart_ofd_lock_exclusive(fd) != 0 {
-            let code = errno
-            if code == EINTR { continue }
+        do {
+            _ = try retryingInterrupts { emojiart_ofd_lock_exclusive(fd) }
+        } catch {
+            let code = error.errno
             close(fd)
             if code == EAGAIN || code == EACCES {
                 let pid = holder(path: path).map { "PID \($0)" } ?? "unknown PID"

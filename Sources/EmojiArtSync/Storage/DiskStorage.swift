@@ -54,9 +54,8 @@ public final class DiskStorage {
     /// a decision (a file not trusted here is looked at again, where an error is an error). Blocking: run it on io.
     nonisolated static func fingerprints(of names: [String], in descriptor: Int32) -> [FileFingerprint?] {
         names.map { name in
-            var info = stat()
-            guard descriptor >= 0, fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-            return FileFingerprint(regular: info)
+            guard descriptor >= 0 else { return nil }
+            return (try? FileStatus.at(name, relativeTo: descriptor))?.fingerprint  // an error: no hint, on purpose
         }
     }
 
@@ -78,12 +77,8 @@ public final class DiskStorage {
         var offset = 0
         while true {
             if offset == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 4096)) }
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SyncError.system("read", path: path, errno: errno, hint: "cannot read the file")
+            let count = try systemCall("read", path: path, hint: "cannot read the file") {
+                bytes.withUnsafeMutableBytes { buffer in read(fd, buffer.baseAddress! + offset, buffer.count - offset) }
             }
             if count == 0 { break }
             offset += count
@@ -121,17 +116,9 @@ public final class DiskStorage {
     nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
         let (fd, path) = try createTemporaryFile(in: directory)
         var failure: SyncError?
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = SyncError.system("write", path: path, errno: errno, hint: "cannot write the asset (disk full?)")
-                    return
-                }
-                offset += written
-            }
+        let written = bytes.withUnsafeBytes { buffer in Result { () throws(SystemCallFailure) in try writeFully(fd, buffer) } }
+        if case .failure(let error) = written {
+            failure = SyncError.system("write", path: path, errno: error.errno, hint: "cannot write the asset (disk full?)")
         }
         if close(fd) != 0, failure == nil {
             failure = SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")

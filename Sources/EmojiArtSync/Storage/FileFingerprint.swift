@@ -26,14 +26,7 @@ public struct FileFingerprint: Sendable, Equatable {
         self.changedNanoseconds = changedNanoseconds
     }
 
-    /// The fingerprint of the regular file at `path`, or nil if there is none (absent, a symlink, a directory).
-    public static func of(_ path: String) -> FileFingerprint? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return FileFingerprint(regular: info)
-    }
-
-    /// The fingerprint in `status`, nil when it is not a regular file's.
+    /// The fingerprint in `info`, nil when it is not a regular file's (read through ``FileStatus/fingerprint``).
     init?(regular info: stat) {
         guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         self.init(

@@ -329,7 +329,7 @@ public final class GroupCommitter {
             guard let info = try status.status(of: file.temporaryPath) else {
                 throw SyncError(.system, "\(file.temporaryPath) vanished before it was moved into place", path: file.temporaryPath)
             }
-            identity = FileIdentity(info)
+            identity = info.identity
             // Not the agent's path, or the agent's with nothing there: only ever onto an empty path.
             let occupant = try row.map { _ throws(SyncError) in try status.occupant(at: path) }
             if let refusal = occupant?.refusal(owned: true) {

@@ -208,10 +208,10 @@ final class OwnershipGuard {
     }
 
     private func heldStatus(_ path: String) throws(SyncError) -> stat {
-        guard let info = try status.status(of: path) else {
+        guard let held = try status.status(of: path) else {
             throw SyncError(.system, "\(path) vanished from the agent's state directory", path: path)
         }
-        return info
+        return held.info
     }
 
     /// `taken/NAME~PID-N`: unique, and the asset name is what comes before the last `~` (asset names have none).

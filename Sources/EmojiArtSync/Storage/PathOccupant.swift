@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// What sits at an asset's path, as `lstat(2)` sees it (nothing is followed or opened), in the detail the
+/// What sits at an asset's path, as ``FileStatus`` sees it (nothing is followed or opened), in the detail the
 /// agent needs to decide whether it may write there and to report a conflict once.
 ///
 /// The agent writes only by renaming a file of its own into place, and only over an absent path or a regular
@@ -19,15 +19,8 @@ public struct PathOccupant: Sendable, Equatable {
     /// Device and inode, so a report names this very object: another one at the same path is reported anew.
     public let identity: String
 
-    public static func at(_ path: String) -> PathOccupant {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            // ENOENT/ENOTDIR: free. Anything else (EACCES, EIO): leave the path alone.
-            let free = errno == ENOENT || errno == ENOTDIR
-            return PathOccupant(kind: free ? .absent : .unknown, links: 0, identity: free ? "" : "errno \(errno)")
-        }
-        return PathOccupant(info)
-    }
+    /// Nothing at the path: the agent may write there.
+    static let absent = PathOccupant(kind: .absent, links: 0, identity: "")
 
     private init(kind: Kind, links: Int, identity: String) {
         self.kind = kind
@@ -35,12 +28,8 @@ public struct PathOccupant: Sendable, Equatable {
         self.identity = identity
     }
 
-    /// What a status says is there; nil: nothing.
-    init(_ status: stat?) {
-        guard let info = status else {
-            self.init(kind: .absent, links: 0, identity: "")
-            return
-        }
+    /// What a status says is there (read through ``FileStatus/occupant``).
+    init(_ info: stat) {
         let kind: Kind
         switch info.st_mode & S_IFMT {
         case S_IFREG: kind = .regular

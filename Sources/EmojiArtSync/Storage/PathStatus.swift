@@ -2,37 +2,28 @@
 import Glibc
 #endif
 
-/// `lstat(2)` of paths in DIR as the agent's ownership decisions see them: nothing there (`ENOENT`, `ENOTDIR`),
-/// the status, or an error. An error (`EACCES`, `EIO`, `ENOMEM`...) is thrown, never read as "absent" or "something
-/// else is there": a decision made from it (repair, release, remove) would be wrong, so the work waits for the
-/// next look instead. Goes through the agent's test hooks, if any.
+/// ``FileStatus`` of paths in DIR behind the agent's test hooks, if any (a hook can make a path's status call
+/// fail with a chosen errno). Like ``FileStatus``: nothing there is nil, any other failure is thrown, so the work
+/// waits for the next look instead of deciding from a failed one.
 struct PathStatus: Sendable {
     let hooks: AgentTestHooks?
 
     /// The status of `path` (never following a link), nil when nothing is there. Throws any other failure.
-    func status(of path: String) throws(SyncError) -> stat? {
-        var info = stat()
-        let code: Int32
-        if let failure = hooks?.statusFailure(of: path) {
-            code = failure
-        } else if lstat(path, &info) == 0 {
-            return info
-        } else {
-            code = errno
+    func status(of path: String) throws(SyncError) -> FileStatus? {
+        if let code = hooks?.statusFailure(of: path) {
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw FileStatus.failure(of: path, errno: code)
         }
-        if code == ENOENT || code == ENOTDIR { return nil }
-        throw SyncError.system("lstat", path: path, errno: code, hint: "cannot tell what is at the path; left as it is")
+        return try FileStatus.at(path)
     }
 
-    func state(of path: String) throws(SyncError) -> FileState {
-        FileState(try status(of: path))
-    }
-
+    /// The fingerprint of the regular file at `path`; nil when nothing or something else is there.
     func fingerprint(of path: String) throws(SyncError) -> FileFingerprint? {
-        try status(of: path).flatMap(FileFingerprint.init(regular:))
+        try status(of: path)?.fingerprint
     }
 
+    /// What occupies `path` (``PathOccupant/Kind/absent`` when nothing does).
     func occupant(at path: String) throws(SyncError) -> PathOccupant {
-        PathOccupant(try status(of: path))
+        try status(of: path)?.occupant ?? PathOccupant.absent
     }
 }

@@ -36,14 +36,8 @@ enum InotifyLimit: Sendable, CaseIterable {
         guard fd >= 0 else { return nil }
         defer { _ = close(fd) }
         var bytes = [UInt8](repeating: 0, count: 32)
-        let count = bytes.withUnsafeMutableBytes { buffer in
-            while true {
-                let result = read(fd, buffer.baseAddress, buffer.count)
-                if result < 0 && errno == EINTR { continue }
-                return result
-            }
-        }
-        guard count > 0 else { return nil }
+        let count = try? retryingInterrupts { bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+        guard let count, count > 0 else { return nil }
         let text = String(decoding: bytes[..<count], as: UTF8.self)
         return Int(text.filter { !$0.isWhitespace })
     }

@@ -67,11 +67,10 @@ final class InotifyReader {
         ]
         while true {
             // Blocks this thread, never a task: that is what the thread is for. No timeout: stop wakes it.
-            let ready = poll(&pollSet, nfds_t(pollSet.count), -1)
-            if ready < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                failure.record(.system("poll", errno: code, path: path, doing: "stopped watching \(path)"))
+            do {
+                _ = try retryingInterrupts { poll(&pollSet, nfds_t(pollSet.count), -1) }
+            } catch {
+                failure.record(.system("poll", errno: error.errno, path: path, doing: "stopped watching \(path)"))
                 return
             }
             if pollSet[wakeSlot].revents != 0 { return }
@@ -84,11 +83,13 @@ final class InotifyReader {
             }
             guard revents & POLLIN != 0 else { continue }
             // One read per wake-up, so a flood of events cannot keep the loop from seeing a stop.
-            let count = read(inotifyDescriptor, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                let code = errno
-                if code == EINTR || code == EAGAIN { continue }
-                failure.record(.system("read", errno: code, path: path, doing: "stopped watching \(path)"))
+            let count: Int
+            do {
+                count = try retryingInterrupts { read(inotifyDescriptor, buffer.baseAddress, buffer.count) }
+            } catch where error.errno == EAGAIN {
+                continue
+            } catch {
+                failure.record(.system("read", errno: error.errno, path: path, doing: "stopped watching \(path)"))
                 return
             }
             let events = InotifyRecordParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))

@@ -1,3 +1,4 @@
+import EmojiArtSync
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -60,14 +61,6 @@ final class TerminalSession {
 
     /// Writes all of `text` to stdout, unbuffered.
     static func write(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            bytes = bytes.dropFirst(written)
-        }
+        LogSink.writeAll(STDOUT_FILENO, Array(text.utf8))  // again after EINTR; a failure is let go
     }
 }

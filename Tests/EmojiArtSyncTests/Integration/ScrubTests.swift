@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -103,6 +103,6 @@ struct ScrubTests {
         close(fd)
         let (index, _) = try AssetIndex.open(directory: SyncDirectory(dir))
         let entry = try #require(try index.entry(named: (path as NSString).lastPathComponent))
-        try index.setFingerprint(FileFingerprint.of(path), of: entry)
+        try index.setFingerprint(FileStatus.at(path)?.fingerprint, of: entry)
     }
 }

@@ -61,12 +61,12 @@ struct WarmPathTests {
         _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         close(fd)
         let entry = try #require(try core.index.entry(named: (path as NSString).lastPathComponent))
-        try core.index.setFingerprint(FileFingerprint.of(path), of: entry)
+        try core.index.setFingerprint(FileStatus.at(path)?.fingerprint, of: entry)
         let catalogue = core.catalogue
         var tags: [AssetKey: String] = [:]
         for key in catalogue.keys { tags[key] = (catalogue[tag: key] ?? "") + "-again" }
         #expect(try catalogue.replace(catalogue.keys, tags: tags))
         let key = try AssetKey(feedURL: "/gallery/image?2")
-        #expect(catalogue.recordedFingerprint(of: key) == FileFingerprint.of(path))
+        #expect(try catalogue.recordedFingerprint(of: key) == FileStatus.at(path)?.fingerprint)
     }
 }
