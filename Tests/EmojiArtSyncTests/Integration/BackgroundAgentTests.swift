@@ -34,13 +34,15 @@ struct BackgroundAgentTests {
         let repaired = await eventually(timeout: .seconds(30)) { (1...5).allSatisfy { gallery.isMirrored($0, in: dir) } }
         #expect(repaired)
         #expect(readBytes(outside.file("kept.png")) == gallery.server.imageBytes(5), "a file moved away is the user's now")
-        // A file is in place once its batch is committed; its hit=network line is written right after that.
+        // A file is in place once its batch is committed; its hit=network line is written right after that. The
+        // first sync wrote a hit=network line for each key too, so what is waited for is one after the repair line.
         let expected = [(1, "missing"), (2, "corrupt"), (3, "corrupt"), (4, "corrupt"), (5, "missing")]
         _ = await eventually(timeout: .seconds(30)) {
             let lines = logLines(dir.path)
             return expected.allSatisfy { n, _ in
-                lines.contains { $0.contains("hit=network") && $0.contains("key=/gallery/image?\(n)") && $0.contains("event=asset") }
-                    && lines.contains { $0.contains("event=repair") && $0.contains("key=/gallery/image?\(n)") }
+                let key = "key=/gallery/image?\(n)"
+                guard let repair = lines.lastIndex(where: { $0.contains("event=repair") && $0.contains(key) }) else { return false }
+                return lines[(repair + 1)...].contains { $0.contains("event=asset") && $0.contains("hit=network") && $0.contains(key) }
             }
         }
         let lines = logLines(dir.path)
