@@ -48,12 +48,15 @@ struct FeedApplication {
         var result = Result()
         let catalogue = core.catalogue
         result.itemsChanged = comparingOffSilo
-            ? try await catalogue.replaceComparingOffSilo(feed.uniqueKeys, tags: feed.tags)
-            : try catalogue.replace(feed.uniqueKeys, tags: feed.tags)
+            ? try await catalogue.replaceComparingOffSilo(feed.items)
+            : try catalogue.replace(feed.items)
+        // The catalogue keeps this feed, or one with the same keys in the same order: its positions are the feed's.
+        let feedVersion = catalogue.version
         result.removal = await GoneItemRemoval(owned: core.owned, maxDeletePercent: maxDeletePercent, logger: logger)
             .run(gone: try catalogue.current().gone, feedIsEmpty: feed.uniqueKeys.isEmpty)
         if fullPass {
-            result.peakAccesses = await FeedPass(core: core, window: window).run(feed.entries, collect: collect)
+            result.peakAccesses = await FeedPass(core: core, window: window)
+                .run(feed, feedVersion: feedVersion, collect: collect)
         }
         if Task.isCancelled { return result }
         await runJobs(.refresh(try catalogue.current().stale))

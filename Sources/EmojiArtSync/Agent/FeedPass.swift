@@ -18,6 +18,8 @@ struct FeedPass {
     /// What one access came to.
     struct Outcome: Sendable {
         let key: AssetKey
+        /// The key's position in the feed (`GalleryFeed.uniqueKeys`).
+        let position: Int32
         let hit: Hit?
         let bytes: Int
         /// Why the access failed; formatted only by a caller that shows it (`--once`'s report).
@@ -31,18 +33,27 @@ struct FeedPass {
     /// it), and a finished miss does not wake the silo to be collected, so a miss costs the silo only its own
     /// entries (`SiloJobTests`). `collect` is therefore `@Sendable` (`--once` counts into a lock-guarded tally).
     @discardableResult
-    nonisolated func run(_ entries: [AssetKey], collect: @escaping @Sendable (Outcome) -> Void = { _ in }) async -> Int {
+    ///
+    /// `feedVersion` is the catalogue's version of the feed whose positions `feed` lists (the caller has just
+    /// given the catalogue this feed): the catalogue's tables are read by position while it keeps that version.
+    nonisolated func run(
+        _ feed: GalleryFeed, feedVersion: UInt64, collect: @escaping @Sendable (Outcome) -> Void = { _ in }
+    ) async -> Int {
         let pipeline = core.pipeline
         let window = max(1, window)
         var peak = 0
         let pass = await pipeline.beginPass()
-        func report(_ outcome: AccessPipeline.LoadOutcome) {
-            collect(Outcome(key: outcome.key, hit: outcome.hit, bytes: outcome.bytes, failure: outcome.failure))
+        let listings = AccessPipeline.Listings(keys: feed.uniqueKeys, feedVersion: feedVersion, pass: pass)
+        let entries = feed.entryPositions
+        func report(_ outcome: AccessPipeline.LoadOutcome, position: Int32) {
+            collect(Outcome(key: outcome.key, position: position, hit: outcome.hit, bytes: outcome.bytes, failure: outcome.failure))
             for _ in 0..<outcome.attachedListings {
-                collect(Outcome(key: outcome.key, hit: outcome.hit.map { _ in .memory }, bytes: outcome.bytes, failure: outcome.failure))
+                collect(Outcome(
+                    key: outcome.key, position: position, hit: outcome.hit.map { _ in .memory }, bytes: outcome.bytes,
+                    failure: outcome.failure))
             }
         }
-        await withTaskGroup(of: AccessPipeline.LoadOutcome.self) { group in
+        await withTaskGroup(of: (AccessPipeline.LoadOutcome, Int32).self) { group in
             var alive = 0
             var start = entries.startIndex
             var batch = 0
@@ -52,17 +63,19 @@ struct FeedPass {
                 await core.hooks?.runBeforePassBatch(batch)
                 batch += 1
                 await core.urgentLane.waitUntilClear()
-                let answer = await pipeline.answer(entries[start..<end], pass: pass)
+                let answer = await pipeline.answer(entries[start..<end], of: listings)
                 start = end
-                for hit in answer.answered { collect(Outcome(key: hit.key, hit: hit.hit, bytes: hit.bytes, failure: nil)) }
+                for hit in answer.answered {
+                    collect(Outcome(key: hit.key, position: hit.position, hit: hit.hit, bytes: hit.bytes, failure: nil))
+                }
                 for refusal in answer.refused {
-                    collect(Outcome(key: refusal.key, hit: nil, bytes: 0, failure: refusal.failure))
+                    collect(Outcome(key: refusal.key, position: refusal.position, hit: nil, bytes: 0, failure: refusal.failure))
                 }
                 var jobs: [Job] = answer.loads.map(Job.load) + answer.joins.map(Job.join)
                 while !jobs.isEmpty {
-                    if alive == window, let outcome = await group.next() {
+                    if alive == window, let (outcome, position) = await group.next() {
                         alive -= 1
-                        report(outcome)
+                        report(outcome, position: position)
                     }
                     let job = jobs.removeFirst()
                     if Task.isCancelled {
@@ -70,8 +83,8 @@ struct FeedPass {
                         continue
                     }
                     switch job {
-                    case .load(let miss): group.addTask { await pipeline.load(miss) }
-                    case .join(let key): group.addTask { await Self.access(key, in: pipeline) }
+                    case .load(let miss): group.addTask { (await pipeline.load(miss), miss.position) }
+                    case .join(let join): group.addTask { (await Self.access(join.key, in: pipeline), join.position) }
                     }
                     alive += 1
                     peak = max(peak, alive)
@@ -79,14 +92,14 @@ struct FeedPass {
             }
             // Stopping: misses decided but never started are given up, so nothing waits for them.
             if !notStarted.isEmpty { await pipeline.abandon(notStarted) }
-            while let outcome = await group.next() { report(outcome) }
+            while let (outcome, position) = await group.next() { report(outcome, position: position) }
         }
         return peak
     }
 
     private enum Job {
         case load(AccessPipeline.Miss)
-        case join(AssetKey)
+        case join(AccessPipeline.Join)
     }
 
     /// A listing of a key another caller is loading: waits for it as a single access.

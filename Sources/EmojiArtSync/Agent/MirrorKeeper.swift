@@ -205,7 +205,7 @@ public final class MirrorKeeper {
         lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
         logger.info("feed poll", metadata: [
             "event": "poll", "result": .string(removal.refused ? "refused" : "ok"),
-            "entries": .stringConvertible(feed.entries.count), "unique": .stringConvertible(feed.uniqueKeys.count),
+            "entries": .stringConvertible(feed.entryCount), "unique": .stringConvertible(feed.uniqueKeys.count),
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
         ])
         try? await core.owned.makeDurable()

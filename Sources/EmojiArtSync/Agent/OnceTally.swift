@@ -4,43 +4,55 @@ import Synchronization
 /// first failure of each key that did not, and the progress line's figures.
 ///
 /// The pass runs on the cooperative pool (`FeedPass`), its jobs finish on any thread, so the tally guards its
-/// state with a `Mutex` instead of asking the silo to collect every outcome.
+/// state with a `Mutex` instead of asking the silo to collect every outcome. Keys are counted by their position
+/// in the feed: a flag a key, no hashing for each of the feed's listings.
 final class OnceTally: Sendable {
     struct State {
         var hits: [Hit: Int] = [:]
-        var succeeded = Set<AssetKey>()
-        var failureReasons: [AssetKey: String] = [:]
+        /// Per position: 0 not accessed yet, 1 succeeded, 2 failed so far.
+        fileprivate var outcomes: [UInt8]
+        /// The first failure of each position that failed.
+        var failureReasons: [Int32: String] = [:]
         var progress: SyncProgress
+
+        /// Whether an access of the key at `position` succeeded.
+        func succeeded(_ position: Int) -> Bool { outcomes[position] == Self.succeeded }
+
+        fileprivate static let notAccessed: UInt8 = 0, succeeded: UInt8 = 1, failed: UInt8 = 2
     }
 
     private let state: Mutex<State>
 
+    /// A tally of a feed of `total` distinct keys.
     init(total: Int) {
-        state = Mutex(State(progress: SyncProgress(done: 0, total: total, bytes: 0)))
+        state = Mutex(State(
+            outcomes: Array(repeating: State.notAccessed, count: total), progress: SyncProgress(done: 0, total: total, bytes: 0)))
     }
 
     /// Counts one access; returns the progress to show when it changed (each key counts once: done at its first
     /// outcome, failed until an access of it succeeds).
     func note(_ outcome: FeedPass.Outcome) -> SyncProgress? {
-        state.withLock { state in
+        let position = Int(outcome.position)
+        return state.withLock { state in
             var changed = false
-            if !state.succeeded.contains(outcome.key) {
-                let first = state.failureReasons[outcome.key] == nil
-                if first { state.progress.done += 1 }
+            let before = state.outcomes[position]
+            if before != State.succeeded {
+                if before == State.notAccessed { state.progress.done += 1 }
                 if outcome.hit != nil {
                     state.progress.bytes += outcome.bytes
-                    if !first { state.progress.failed -= 1 }
+                    if before == State.failed { state.progress.failed -= 1 }
                     changed = true
-                } else if first {
+                } else if before == State.notAccessed {
                     state.progress.failed += 1
                     changed = true
                 }
             }
             if let hit = outcome.hit {
                 state.hits[hit, default: 0] += 1
-                state.succeeded.insert(outcome.key)
-            } else if state.failureReasons[outcome.key] == nil {
-                state.failureReasons[outcome.key] = outcome.failure.map { String(describing: $0) } ?? "failed"
+                state.outcomes[position] = State.succeeded
+            } else if before == State.notAccessed {
+                state.outcomes[position] = State.failed
+                state.failureReasons[outcome.position] = outcome.failure.map { String(describing: $0) } ?? "failed"
             }
             return changed ? state.progress : nil
         }

@@ -38,7 +38,7 @@ public struct SyncEngine: Sendable {
         let jobsBefore = SyncActor.jobsEntered
         let feed = try await fetchFeed()
         var report = SyncReport()
-        report.entries = feed.entries.count
+        report.entries = feed.entryCount
         report.uniqueAssets = feed.uniqueKeys.count
         report.rejected = feed.rejections
         let log = core.log
@@ -71,11 +71,11 @@ public struct SyncEngine: Sendable {
         report.deletionRefused = applied.removal.refusal
         report.peakAccessesInFlight = applied.peakAccesses
         let unstored = Set(applied.unstored)
-        for key in feed.uniqueKeys {
-            if counted.succeeded.contains(key), !unstored.contains(key) {
+        for (position, key) in feed.uniqueKeys.enumerated() {
+            if counted.succeeded(position), !unstored.contains(key) {
                 report.available += 1
             } else {
-                report.failures.append((key, counted.failureReasons[key] ?? "not stored on disk"))
+                report.failures.append((key, counted.failureReasons[Int32(position)] ?? "not stored on disk"))
             }
         }
         try await core.owned.makeDurable()
@@ -105,7 +105,7 @@ public struct SyncEngine: Sendable {
             ])
         }
         logger.info("feed", metadata: [
-            "event": "feed", "result": "ok", "entries": .stringConvertible(feed.entries.count),
+            "event": "feed", "result": "ok", "entries": .stringConvertible(feed.entryCount),
             "unique": .stringConvertible(feed.uniqueKeys.count), "rejected": .stringConvertible(feed.rejections.count),
         ])
         return feed

@@ -212,13 +212,20 @@ public final class ImageLoader {
 
     /// The cached asset for `key`, counted as a memory hit; nil when memory does not hold it.
     public func cachedAsset(for key: AssetKey) -> Asset? {
-        guard let asset = memory.get(key) else { return nil }
+        var hint: Int32 = -1
+        return cachedAsset(for: key, hint: &hint)
+    }
+
+    /// `cachedAsset(for:)`, looking in the cache's slot `hint` first and leaving there where the key is
+    /// (`MemoryCache.get(_:hint:)`).
+    func cachedAsset(for key: AssetKey, hint: inout Int32) -> Asset? {
+        guard let asset = memory.get(key, hint: &hint) else { return nil }
         memoryHits += 1
         return asset
     }
 
     /// Whether a load of `key` runs now (an access must join it, which means waiting).
-    public func isLoading(_ key: AssetKey) -> Bool { inFlight[key] != nil }
+    public func isLoading(_ key: AssetKey) -> Bool { !inFlight.isEmpty && inFlight[key] != nil }
 
     /// Whether a failure of `key` is remembered, due for its retry or not.
     public func hasFailureOnRecord(_ key: AssetKey) -> Bool { failures[key] != nil }
@@ -233,8 +240,10 @@ public final class ImageLoader {
     }
 
     /// Keeps an asset that was answered without a load (a trusted disk hit in a batch), as a finished load would.
-    public func remember(_ asset: Asset) {
-        memory.insert(asset.withoutBytes)
+    /// Returns the cache slot it is in (-1: not kept), for the caller's hints.
+    @discardableResult
+    public func remember(_ asset: Asset) -> Int32 {
+        memory.insert(asset.withoutBytes).slot
     }
 
     /// Loads in flight that are being waited for (for tests and `status`).

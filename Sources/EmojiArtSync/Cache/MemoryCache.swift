@@ -39,14 +39,28 @@ public struct MemoryCache: Sendable {
         return slots[Int(slot)].asset
     }
 
+    /// `get`, looking first in `hint`, the slot the caller last found `key` in (-1: none), and setting it to the
+    /// slot `key` is in (-1 when it is not cached): a caller that keeps hints finds a key again without hashing it.
+    public mutating func get(_ key: AssetKey, hint: inout Int32) -> Asset? {
+        if hint >= 0, Int(hint) < slots.count, let asset = slots[Int(hint)].asset, asset.key == key {
+            moveToFront(hint)
+            return asset
+        }
+        hint = slotOfKey[key] ?? Self.none
+        guard hint != Self.none else { return nil }
+        moveToFront(hint)
+        return slots[Int(hint)].asset
+    }
+
     /// Whether `key` is cached, without touching recency.
     public func contains(_ key: AssetKey) -> Bool { slotOfKey[key] != nil }
 
-    /// Inserts or replaces, then evicts until within the limit. Returns how many entries were evicted.
+    /// Inserts or replaces, then evicts until within the limit. Returns how many entries were evicted, and the
+    /// slot the asset is in (-1 when it was not kept: larger than the whole limit, or evicted at once).
     @discardableResult
-    public mutating func insert(_ asset: Asset) -> Int {
+    public mutating func insert(_ asset: Asset) -> (evicted: Int, slot: Int32) {
         remove(asset.key)
-        guard asset.memoryCost <= byteLimit else { return 0 }
+        guard asset.memoryCost <= byteLimit else { return (0, Self.none) }
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -65,7 +79,7 @@ public struct MemoryCache: Sendable {
             remove(key)
             evicted += 1
         }
-        return evicted
+        return (evicted, slots[Int(slot)].asset == nil ? Self.none : slot)
     }
 
     public mutating func remove(_ key: AssetKey) {

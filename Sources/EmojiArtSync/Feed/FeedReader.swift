@@ -21,18 +21,23 @@ struct FeedReader {
 
     private var scanner: FeedScanner
     private var interner: FeedKeyInterner
-    /// For each key of `interner`, whether it appeared in this feed yet.
-    private var appeared: [Bool]
+    /// For each key of `interner`, its position in this feed (its index in `uniqueKeys`), or -1 before it appears.
+    private var positionOfKey: [Int32]
+    /// Each entry's position.
     private var entries: [Int32] = []
     private var uniqueKeys: [AssetKey] = []
-    private var tags: [AssetKey: String] = [:]
+    private var positions: [AssetKey: Int32] = [:]
+    private var tags: [FeedTag?] = []
     private var rejections: [AssetKey.Rejection] = []
     /// Decoded escapes of the current key or value; reused.
     private var scratch: [UInt8] = []
 
-    private init(_ body: UnsafeBufferPointer<UInt8>, known: [AssetKey]) {
+    private init(_ body: UnsafeBufferPointer<UInt8>, known: [AssetKey], maximumUniqueAssets: Int) {
         scanner = FeedScanner(body)
-        var interner = FeedKeyInterner(capacity: max(known.count, 1024))
+        // Room for as many keys as the last feed had, or as a body this long holds (an item of the book's feed
+        // is about 100 bytes, each listed three times), so the tables are not grown and rehashed as they fill.
+        let expected = max(known.count, min(body.count / 256, maximumUniqueAssets), 1024)
+        var interner = FeedKeyInterner(capacity: expected)
         for key in known {
             var url = key.rawValue
             url.withUTF8 { bytes in
@@ -41,17 +46,19 @@ struct FeedReader {
             }
         }
         self.interner = interner
-        appeared = Array(repeating: false, count: interner.keys.count)
-        // A poll of a feed like the last one: as many keys again.
-        uniqueKeys.reserveCapacity(known.count)
-        tags.reserveCapacity(known.count)
+        positionOfKey = Array(repeating: -1, count: interner.keys.count)
+        positionOfKey.reserveCapacity(expected)
+        uniqueKeys.reserveCapacity(expected)
+        positions.reserveCapacity(expected)
+        tags.reserveCapacity(expected)
+        entries.reserveCapacity(min(body.count / 80, 3 * maximumUniqueAssets))
     }
 
     /// Reads `body`; urls among `known` are not checked again. Throws a `SyncError(.feed)` saying where and
     /// why a body is refused, or when it lists more than `maximumUniqueAssets` distinct keys.
     static func read(_ body: [UInt8], known: [AssetKey], maximumUniqueAssets: Int) throws(SyncError) -> GalleryFeed {
         let result = body.withUnsafeBufferPointer { buffer -> Result<GalleryFeed, SyncError> in
-            var reader = FeedReader(buffer, known: known)
+            var reader = FeedReader(buffer, known: known, maximumUniqueAssets: maximumUniqueAssets)
             do throws(FeedSyntaxError) {
                 return .success(try reader.readArray(maximumUniqueAssets: maximumUniqueAssets))
             } catch {
@@ -94,9 +101,9 @@ struct FeedReader {
         guard scanner.isAtEnd else {
             throw scanner.error("found \(scanner.foundDescription) after the array; only whitespace may follow it")
         }
-        let keys = interner.keys
         return GalleryFeed(
-            entries: entries.map { keys[Int($0)] }, uniqueKeys: uniqueKeys, rejections: rejections, tags: tags)
+            entryPositions: entries, items: FeedState(keys: uniqueKeys, positions: positions, tags: tags),
+            rejections: rejections)
     }
 
     /// UTF-16 or UTF-32, guessed from a byte order mark or the NUL bytes around the first character.
@@ -232,14 +239,17 @@ struct FeedReader {
         case .failure(let rejection):
             rejections.append(rejection)
         case .success(let index):
-            entries.append(Int32(index))
-            if index >= appeared.count { appeared.append(false) }
-            if !appeared[index] {
-                appeared[index] = true
+            if index >= positionOfKey.count { positionOfKey.append(-1) }
+            var position = positionOfKey[index]
+            if position < 0 {
+                position = Int32(uniqueKeys.count)
+                positionOfKey[index] = position
                 let key = interner.keys[index]
                 uniqueKeys.append(key)
-                tags[key] = withContent(of: checksum) { _, bytes in String(decoding: bytes, as: UTF8.self) }
+                positions[key] = position
+                tags.append(withContent(of: checksum) { _, bytes in FeedTag(bytes) })
             }
+            entries.append(position)
         }
     }
 

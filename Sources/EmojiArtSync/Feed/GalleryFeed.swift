@@ -7,32 +7,42 @@ public struct GalleryFeed: Sendable {
     /// More unique assets than this and the feed is refused: no gallery has that many, a hostile one might.
     public static let maximumUniqueAssets = 100_000
 
-    /// Every accepted item in feed order, duplicates included: the feed repeats items on purpose.
-    public let entries: [AssetKey]
-    /// The distinct keys, in order of first appearance.
-    public let uniqueKeys: [AssetKey]
+    /// Every accepted item in feed order, duplicates included (the feed repeats items on purpose), as its key's
+    /// position in `items`: four bytes a listing, and what a pass indexes its tables with.
+    let entryPositions: [Int32]
+    /// The distinct keys, their positions and tags.
+    let items: FeedState
     /// Items whose url was refused, with the reason.
     public let rejections: [AssetKey.Rejection]
+
+    public init(entries: [AssetKey], rejections: [AssetKey.Rejection] = [], tags: [AssetKey: String] = [:]) {
+        let items = FeedState(keys: entries, tags: tags)
+        self.items = items
+        self.entryPositions = entries.map { Int32(items.position(of: $0)!) }
+        self.rejections = rejections
+    }
+
+    /// The feed as `FeedReader` builds it.
+    init(entryPositions: [Int32], items: FeedState, rejections: [AssetKey.Rejection]) {
+        self.entryPositions = entryPositions
+        self.items = items
+        self.rejections = rejections
+    }
+
+    /// Every accepted item in feed order, duplicates included.
+    public var entries: [AssetKey] { entryPositions.map { items.keys[Int($0)] } }
+    /// How many items were accepted, duplicates included.
+    public var entryCount: Int { entryPositions.count }
+    /// The distinct keys, in order of first appearance.
+    public var uniqueKeys: [AssetKey] { items.keys }
 
     /// Each key's `checksum` (its first one, when duplicates disagree): an opaque tag the server may change
     /// when the key's content changes (the book's server makes new ones at every start). A stored file whose
     /// tag differs from the feed's is fetched again, conditionally.
-    public let tags: [AssetKey: String]
-
-    public init(entries: [AssetKey], rejections: [AssetKey.Rejection] = [], tags: [AssetKey: String] = [:]) {
-        self.entries = entries
-        var seen = Set<AssetKey>()
-        self.uniqueKeys = entries.filter { seen.insert($0).inserted }
-        self.rejections = rejections
-        self.tags = tags
-    }
-
-    /// The feed as `FeedReader` builds it: `uniqueKeys` already worked out while reading.
-    init(entries: [AssetKey], uniqueKeys: [AssetKey], rejections: [AssetKey.Rejection], tags: [AssetKey: String]) {
-        self.entries = entries
-        self.uniqueKeys = uniqueKeys
-        self.rejections = rejections
-        self.tags = tags
+    public var tags: [AssetKey: String] {
+        var tags: [AssetKey: String] = [:]
+        for (key, tag) in zip(items.keys, items.tags) { tags[key] = tag?.description }
+        return tags
     }
 
     /// Decodes a feed body in one streaming pass (`FeedReader`): only `url` and `checksum` are kept, and a

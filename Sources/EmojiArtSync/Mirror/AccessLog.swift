@@ -80,12 +80,15 @@ public final class AccessLog {
 
     /// Counts an access; writes its `hit=` line unless the running pass has written one for `key` already (a
     /// repeat listing of the feed, counted in the pass's summary).
-    func access(_ key: AssetKey, hit: Hit, size: Int) {
+    /// `position`: the key's place in the feed, when the caller knows it (a pass counts lines by position).
+    func access(_ key: AssetKey, at position: FeedPosition? = nil, hit: Hit, size: Int) {
         changes.ring()
         hits[hit, default: 0] += 1
         metrics.hit(hit)
-        if !failuresWritten.isEmpty { failuresWritten[key] = nil }
-        guard pass?.noteAccess(key, hit: hit) ?? true else { return }
+        // A key's failure is forgotten when it succeeds; a memory hit follows the access that put the key in
+        // memory, which was a success, so only disk and network hits look.
+        if hit != .memory, !failuresWritten.isEmpty { failuresWritten[key] = nil }
+        guard pass?.noteAccess(key, at: position, hit: hit) ?? true else { return }
         lines.add(key: key.rawValue, hit: hit.rawValue, bytes: size, file: key.fileName)
         if !batching { lines.append() }
     }

@@ -28,6 +28,10 @@ public final class AccessPipeline {
     private nonisolated let status: PathStatus
     private nonisolated let directory: SyncDirectory
     private var passes: UInt64 = 0
+    /// Where the memory cache held each feed key when a pass last found it there, by the key's position in the
+    /// feed of `version`: a later listing of the key checks that slot (`MemoryCache.get(_:hint:)`) instead of
+    /// hashing the key. A stale slot is only a miss of the hint.
+    private var cacheHints: (version: UInt64, slots: [Int32]) = (0, [])
     /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
     /// files or the feed changed, not at every status write (10,000 failing keys cost 78 ms a write otherwise).
     private var assetStatesCache: (basis: [UInt64], states: (ok: Int, missing: Int, failing: Int))?
@@ -53,7 +57,23 @@ public final class AccessPipeline {
     public struct Miss: Sendable {
         let token: ImageLoader.LoadToken
         let plan: Plan
+        /// The key's position in the pass's feed.
+        let position: Int32
         public var key: AssetKey { token.key }
+    }
+
+    /// A listing of a key that another caller is loading: the pass waits for that load as a single access.
+    struct Join: Sendable {
+        let key: AssetKey
+        let position: Int32
+    }
+
+    /// What a pass lists: the feed's distinct keys (a listing is a position among them), the catalogue's
+    /// version of that feed, and the pass's number.
+    struct Listings: Sendable {
+        let keys: [AssetKey]
+        let feedVersion: UInt64
+        let pass: UInt64
     }
 
     enum Plan: Sendable {
@@ -89,41 +109,43 @@ public final class AccessPipeline {
     /// Two turns of the silo with one trip to io between them: the first answers what memory holds and lists the
     /// files whose recorded fingerprint the catalogue knows; io takes their `fstatat`s; the second decides every
     /// entry not answered yet, trusting a file whose fingerprint is still the recorded one without a lookup.
-    public func answer(_ entries: ArraySlice<AssetKey>, pass: UInt64) async -> BatchAnswer {
+    func answer(_ entries: ArraySlice<Int32>, of listings: Listings) async -> BatchAnswer {
         var answer = BatchAnswer()
-        var pending: [AssetKey] = []
-        var looks: [(key: AssetKey, recorded: FileFingerprint)] = []
-        var looked = Set<AssetKey>()
+        var pending: [Int32] = []
+        var looks: [(position: Int32, recorded: FileFingerprint)] = []
+        if cacheHints.version != listings.feedVersion || cacheHints.slots.count != listings.keys.count {
+            cacheHints = (listings.feedVersion, Array(repeating: -1, count: listings.keys.count))
+        }
         log.batch {
-            for key in entries {
-                if let asset = memory.cachedAsset(for: key) {
-                    log.access(key, hit: .memory, size: asset.size)
-                    answer.answered.append((key, .memory, asset.size))
-                    continue
+            for position in entries {
+                if answeredFromMemory(position, of: listings, into: &answer) { continue }
+                let key = listings.keys[Int(position)]
+                if !memory.isLoading(key),
+                    let recorded = catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion),
+                    !looks.contains(where: { $0.position == position })
+                {
+                    looks.append((position, recorded))
                 }
-                if !memory.isLoading(key), let recorded = catalogue.recordedFingerprint(of: key), looked.insert(key).inserted {
-                    looks.append((key, recorded))
-                }
-                pending.append(key)
+                pending.append(position)
             }
         }
         guard !pending.isEmpty else { return answer }
-        var seen: [AssetKey: FileFingerprint] = [:]
+        var seen: [Int32: FileFingerprint] = [:]
         if !looks.isEmpty {
-            let names = looks.map(\.key.fileName)
+            let names = looks.map { listings.keys[Int($0.position)].fileName }
             let descriptor = directoryDescriptor
             let found = await BlockingIO.run { DiskStorage.fingerprints(of: names, in: descriptor) }
             // Reentrancy: only a file whose fingerprint is still the one recorded now is trusted below.
             for (look, fingerprint) in zip(looks, found) where fingerprint == look.recorded {
-                seen[look.key] = look.recorded
+                seen[look.position] = look.recorded
             }
         }
         var taken = 0
         do {
             try log.batch { () throws(SyncError) in
                 try index.readTransaction { () throws(SyncError) in
-                    for key in pending {
-                        try decide(key, pass: pass, seen: seen[key], into: &answer)
+                    for position in pending {
+                        try decide(position, of: listings, seen: seen.isEmpty ? nil : seen[position], into: &answer)
                         taken += 1
                     }
                 }
@@ -132,54 +154,64 @@ public final class AccessPipeline {
             // The index could not be read: the keys not answered are decided again by their jobs, where each
             // access that still cannot read it fails with this error and logs it.
             log.indexTrouble(error, while: "answering a batch of accesses")
-            for key in pending.dropFirst(taken) {
+            for position in pending.dropFirst(taken) {
+                let key = listings.keys[Int(position)]
                 if memory.isLoading(key) {
-                    if !memory.attachListing(key, pass: pass) { answer.joins.append(key) }
+                    if !memory.attachListing(key, pass: listings.pass) { answer.joins.append(Join(key: key, position: position)) }
                 } else {
-                    answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: .decide))
+                    answer.loads.append(Miss(token: memory.beginLoad(key, pass: listings.pass), plan: .decide, position: position))
                 }
             }
         }
         return answer
     }
 
+    /// Answers the listing at `position` from memory, if memory has it: through the slot the cache held it in
+    /// when the pass last found it (a repeat listing hashes nothing), else by its key.
+    private func answeredFromMemory(_ position: Int32, of listings: Listings, into answer: inout BatchAnswer) -> Bool {
+        let key = listings.keys[Int(position)]
+        guard let asset = memory.cachedAsset(for: key, hint: &cacheHints.slots[Int(position)]) else { return false }
+        log.access(key, at: FeedPosition(Int(position), version: listings.feedVersion), hit: .memory, size: asset.size)
+        answer.answered.append((key, position, .memory, asset.size))
+        return true
+    }
+
     /// One entry of a batch. Throws when the index cannot be read.
     /// `seen`: the fingerprint io found for the key's file, equal to the one recorded when it was looked at.
     private func decide(
-        _ key: AssetKey, pass: UInt64, seen: FileFingerprint?, into answer: inout BatchAnswer
+        _ position: Int32, of listings: Listings, seen: FileFingerprint?, into answer: inout BatchAnswer
     ) throws(SyncError) {
-        if let asset = memory.cachedAsset(for: key) {
-            log.access(key, hit: .memory, size: asset.size)
-            answer.answered.append((key, .memory, asset.size))
-            return
-        }
+        if answeredFromMemory(position, of: listings, into: &answer) { return }
+        let key = listings.keys[Int(position)]
+        let pass = listings.pass
+        let feedPosition = FeedPosition(Int(position), version: listings.feedVersion)
         if memory.isLoading(key) {
-            if !memory.attachListing(key, pass: pass) { answer.joins.append(key) }
+            if !memory.attachListing(key, pass: pass) { answer.joins.append(Join(key: key, position: position)) }
             return
         }
         if let failure = memory.rememberedFailure(for: key) {
             log.failure(key, failure)
-            answer.refused.append((key, failure))
+            answer.refused.append((key, position, failure))
             return
         }
-        if let seen, catalogue.recordedFingerprint(of: key) == seen {
+        if let seen, catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion) == seen {
             // The file is the one the index records, and nothing changed the row since it was looked at.
             let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
-            memory.remember(asset)
-            log.access(key, hit: .disk, size: asset.size)
-            answer.answered.append((key, .disk, asset.size))
+            cacheHints.slots[Int(position)] = memory.remember(asset)
+            log.access(key, at: feedPosition, hit: .disk, size: asset.size)
+            answer.answered.append((key, position, .disk, asset.size))
             return
         }
         let look = try index.lookUp(key)
         if let entry = look.entry {
             if let asset = trusted(entry, of: key) {
-                memory.remember(asset)
-                log.access(key, hit: .disk, size: asset.size)
-                answer.answered.append((key, .disk, asset.size))
+                cacheHints.slots[Int(position)] = memory.remember(asset)
+                log.access(key, at: feedPosition, hit: .disk, size: asset.size)
+                answer.answered.append((key, position, .disk, asset.size))
                 return
             }
             let plan = Plan.verify(entry, unusableOnRecord: look.unusable != nil)
-            answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan))
+            answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan, position: position))
             return
         }
         if let refusal = refusal(for: look.unusable, of: key) {
@@ -187,11 +219,16 @@ public final class AccessPipeline {
             // listings of it are refused from memory.
             memory.recordFailure(refusal, for: key)
             log.failure(key, refusal)
-            answer.refused.append((key, refusal))
+            answer.refused.append((key, position, refusal))
             return
         }
         let plan = Plan.fetch(unusableOnRecord: look.unusable != nil)
-        answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan))
+        answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan, position: position))
+    }
+
+    /// `key`'s position in the feed the catalogue keeps now, for the log's count of the lines a pass wrote.
+    private func feedPosition(of key: AssetKey) -> FeedPosition? {
+        catalogue.position(of: key).map { FeedPosition($0, version: catalogue.version) }
     }
 
     /// Runs the job of a miss in the caller's task and ends its load: the outcome, logged, with the listings that
@@ -228,7 +265,8 @@ public final class AccessPipeline {
         let attached = memory.endLoad(miss.token, with: result.map(\.0)).attachedListings
         switch result {
         case .success((let asset, let hit)):
-            for _ in 0..<attached { log.access(key, hit: .memory, size: asset.size) }
+            let position = attached > 0 ? feedPosition(of: key) : nil
+            for _ in 0..<attached { log.access(key, at: position, hit: .memory, size: asset.size) }
             return LoadOutcome(key: key, hit: hit, bytes: asset.size, failure: nil, attachedListings: attached)
         case .failure(let error):
             for _ in 0...attached { log.failure(key, error) }
@@ -263,7 +301,7 @@ public final class AccessPipeline {
             let (asset, hit) = try await memory.asset(for: key) { [self] in
                 try await countingFailure { try await loadBelowMemory(key) }
             }
-            if hit == .memory { log.access(key, hit: hit, size: asset.size) }
+            if hit == .memory { log.access(key, at: feedPosition(of: key), hit: hit, size: asset.size) }
             return (asset, hit)
         } catch {
             log.failure(key, error)
@@ -296,7 +334,7 @@ public final class AccessPipeline {
                     try await fetch(key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil, priority: priority)
                 }
             }
-            if hit == .memory { log.access(key, hit: hit, size: asset.size) }
+            if hit == .memory { log.access(key, at: feedPosition(of: key), hit: hit, size: asset.size) }
             return asset
         } catch {
             log.failure(key, error)
@@ -518,9 +556,9 @@ public final class AccessPipeline {
 /// (already logged), the misses registered in flight (one job each: `AccessPipeline.load`), and listings of keys
 /// another caller is loading (waited for: `AccessPipeline.image`).
 public struct BatchAnswer: Sendable {
-    public var answered: [(key: AssetKey, hit: Hit, bytes: Int)] = []
+    public var answered: [(key: AssetKey, position: Int32, hit: Hit, bytes: Int)] = []
     /// Refusals, with their error: formatted only where it is shown (a failing item is listed at every pass).
-    public var refused: [(key: AssetKey, failure: any Error)] = []
+    public var refused: [(key: AssetKey, position: Int32, failure: any Error)] = []
     public var loads: [AccessPipeline.Miss] = []
-    public var joins: [AssetKey] = []
+    var joins: [AccessPipeline.Join] = []
 }

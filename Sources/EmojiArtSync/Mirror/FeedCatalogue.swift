@@ -20,9 +20,9 @@ public final class FeedCatalogue {
     public private(set) var storedInFeed = 0
     /// The last sweep, and the feed version and index row changes it describes.
     private var sweep: (version: UInt64, rowChanges: UInt64, result: FeedSweep)?
-    /// The fingerprint each stored feed key's row records, where it records one: filled by the walk, updated with
-    /// every row change. A key missing here is looked up in the index.
-    private var recorded: [AssetKey: FileFingerprint] = [:]
+    /// The fingerprint each stored feed key's row records, where it records one, by the key's position in `feed`:
+    /// filled by the walk, updated with every row change. A key without one here is looked up in the index.
+    private var recorded: [FileFingerprint?] = []
 
     init(index: AssetIndex) {
         self.index = index
@@ -32,38 +32,56 @@ public final class FeedCatalogue {
     /// The feed's distinct keys, in feed order.
     public var keys: [AssetKey] { feed.keys }
     /// The feed's tag for `key`.
-    subscript(tag key: AssetKey) -> String? { feed[key] }
+    subscript(tag key: AssetKey) -> String? { feed[key]?.description }
     func contains(_ key: AssetKey) -> Bool { feed.contains(key) }
+    /// `key`'s position in the feed kept, if it is one of its keys.
+    func position(of key: AssetKey) -> Int? { feed.position(of: key) }
     /// The fingerprint the index records for `key`'s file, when the catalogue knows it (nil: look it up).
-    func recordedFingerprint(of key: AssetKey) -> FileFingerprint? { recorded[key] }
+    func recordedFingerprint(of key: AssetKey) -> FileFingerprint? {
+        feed.position(of: key).flatMap(recordedFingerprint(at:))
+    }
+    /// The fingerprint the index records for the file of the key at `position` in the feed of `version`, when
+    /// the catalogue knows it: nil when it does not, or when the feed was replaced since.
+    func recordedFingerprint(at position: Int, version: UInt64) -> FileFingerprint? {
+        version == self.version ? recordedFingerprint(at: position) : nil
+    }
 
-    /// Takes the keys and tags of a newly accepted feed. A feed with the same items as the one kept (a new
-    /// `ETag`, the same bytes) changes nothing: the one kept stays, and so does what was worked out from it.
-    /// Otherwise the index is walked once (`sweep()`). Returns whether the items changed.
+    private func recordedFingerprint(at position: Int) -> FileFingerprint? {
+        position < recorded.count ? recorded[position] : nil
+    }
+
+    /// Takes a newly accepted feed. A feed with the same items as the one kept (a new `ETag`, the same bytes)
+    /// changes nothing: the one kept stays, and so does what was worked out from it. Otherwise the index is
+    /// walked once (`sweep()`). Returns whether the items changed.
     @discardableResult
-    public func replace(_ keys: [AssetKey], tags: [AssetKey: String]) throws(SyncError) -> Bool {
-        if version > 0, feed.matches(keys: keys, tags: tags) { return false }
-        install(keys, tags: tags)
+    func replace(_ items: FeedState) throws(SyncError) -> Bool {
+        if version > 0, feed.matches(items) { return false }
+        install(items)
         _ = try sweepIndex()
         return true
+    }
+
+    /// `replace` with the feed of `keys` and `tags`.
+    @discardableResult
+    public func replace(_ keys: [AssetKey], tags: [AssetKey: String]) throws(SyncError) -> Bool {
+        try replace(FeedState(keys: keys, tags: tags))
     }
 
     /// `replace`, with the comparison of the items (about 50 ms at 100,000) made on the blocking-I/O pool, so that
     /// the silo serves repairs meanwhile. Returns whether the items changed.
-    public func replaceComparingOffSilo(_ keys: [AssetKey], tags: [AssetKey: String]) async throws(SyncError) -> Bool {
+    func replaceComparingOffSilo(_ items: FeedState) async throws(SyncError) -> Bool {
         let (kept, keptVersion) = (feed, version)
-        if keptVersion > 0, await BlockingIO.run({ kept.matches(keys: keys, tags: tags) }), version == keptVersion {
+        if keptVersion > 0, await BlockingIO.run({ kept.matches(items) }), version == keptVersion {
             return false
         }
-        install(keys, tags: tags)
+        install(items)
         _ = try sweepIndex()
         return true
     }
 
-    private func install(_ keys: [AssetKey], tags: [AssetKey: String]) {
-        feed = FeedState()  // the old one goes before the new one is built: the peak holds one of them
-        recorded = [:]
-        feed = FeedState(keys: keys, tags: tags)
+    private func install(_ items: FeedState) {
+        feed = items
+        recorded = []
         version &+= 1
         sweep = nil
     }
@@ -84,7 +102,7 @@ public final class FeedCatalogue {
                 guard let key = try? AssetKey(indexedURL: url, fileName: name) else { continue }
                 let row = try index.entry(named: name)
                 let present = row?.key == url
-                if let member = feedKey(url, name: name) {
+                if let member = feedKey(url, name: name)?.key {
                     if present { unstored.remove(member) } else { unstored.insert(member) }
                 } else if present {
                     gone.insert(key)
@@ -94,8 +112,8 @@ public final class FeedCatalogue {
             }
             // Tags change without rows coming or going (a refresh retags its row): each key found stale is
             // looked up again, and so is each changed one.
-            for key in stale.union(changed.compactMap { feedKey($0.key, name: $0.name) }) {
-                if let recorded = try index.entry(for: key)?.tag, recorded != feed[key] {
+            for key in stale.union(changed.compactMap { feedKey($0.key, name: $0.name)?.key }) {
+                if let recorded = try index.entry(for: key)?.tag, FeedTag(recorded) != feed[key] {
                     stale.insert(key)
                 } else {
                     stale.remove(key)
@@ -114,20 +132,25 @@ public final class FeedCatalogue {
     /// feed's tag as it is. Recounts `storedInFeed`.
     private func sweepIndex() throws(SyncError) -> FeedSweep {
         var result = FeedSweep()
-        var stored = Set<AssetKey>(minimumCapacity: min(index.count, feed.count))
-        var untagged: [(name: String, tag: String)] = []
-        var fingerprints: [AssetKey: FileFingerprint] = [:]
-        fingerprints.reserveCapacity(min(index.count, feed.count))
         let current = feed
+        var stored = [Bool](repeating: false, count: current.count)
+        var storedCount = 0
+        var untagged: [(name: String, tag: String)] = []
+        var fingerprints = [FileFingerprint?](repeating: nil, count: current.count)
         try index.forEachRow { url, name, recordedTag, fingerprint in
-            guard let member = Self.feedKey(url, name: name, in: current) else {
+            guard let (member, position) = Self.feedKey(url, name: name, in: current) else {
                 if let key = try? AssetKey(indexedURL: url, fileName: name) { result.gone.append(key) }
                 return
             }
-            stored.insert(member)
-            if let fingerprint { fingerprints[member] = fingerprint }
-            guard let tag = current[member], recordedTag != tag else { return }
-            if recordedTag == nil { untagged.append((name, tag)) } else { result.stale.append(member) }
+            if !stored[position] { storedCount += 1 }
+            stored[position] = true
+            fingerprints[position] = fingerprint
+            guard let tag = current.tags[position] else { return }
+            guard let recordedTag else {
+                untagged.append((name, tag.description))
+                return
+            }
+            if FeedTag(recordedTag) != tag { result.stale.append(member) }
         }
         recorded = fingerprints
         if !untagged.isEmpty {
@@ -135,10 +158,10 @@ public final class FeedCatalogue {
                 for (name, tag) in untagged { try index.setTag(tag, named: name) }
             }
         }
-        result.unstored = current.keys.filter { !stored.contains($0) }.sorted()
+        result.unstored = zip(current.keys, stored).compactMap { key, stored in stored ? nil : key }.sorted()
         result.gone.sort()
         result.stale.sort()
-        storedInFeed = stored.count
+        storedInFeed = storedCount
         sweep = (version, index.rowChanges, result)
         return result
     }
@@ -147,21 +170,26 @@ public final class FeedCatalogue {
     private func rowChanged(_ change: AssetIndex.RowChange) {
         switch change {
         case .added(let url, let name, let fingerprint):
-            guard let member = feedKey(url, name: name) else { return }
+            guard let position = feedKey(url, name: name)?.position else { return }
             storedInFeed += 1
-            recorded[member] = fingerprint
+            record(fingerprint, at: position)
         case .updated(let url, let name, let fingerprint):
-            guard let member = feedKey(url, name: name) else { return }
-            recorded[member] = fingerprint
+            guard let position = feedKey(url, name: name)?.position else { return }
+            record(fingerprint, at: position)
         case .removed(let url, let name):
-            guard let member = feedKey(url, name: name) else { return }
+            guard let position = feedKey(url, name: name)?.position else { return }
             storedInFeed -= 1
-            recorded[member] = nil
+            record(nil, at: position)
         case .unknown:
             sweep = nil
-            recorded = [:]
+            recorded = []
             storedInFeed = (try? recount()) ?? storedInFeed  // the next sweep counts again in any case
         }
+    }
+
+    /// Before the first walk of a feed the table is empty: a fingerprint is then looked up, not recorded here.
+    private func record(_ fingerprint: FileFingerprint?, at position: Int) {
+        if position < recorded.count { recorded[position] = fingerprint }
     }
 
     private func recount() throws(SyncError) -> Int {
@@ -174,14 +202,14 @@ public final class FeedCatalogue {
     }
 
     /// The feed's key that the row of `url` and file `name` is the file of, if any (what `index.entry(for:)`
-    /// finds for it: the same url, at the key's file name).
-    func feedKey(_ url: String, name: String) -> AssetKey? {
+    /// finds for it: the same url, at the key's file name), and its position.
+    func feedKey(_ url: String, name: String) -> (key: AssetKey, position: Int)? {
         Self.feedKey(url, name: name, in: feed)
     }
 
-    private static func feedKey(_ url: String, name: String, in feed: FeedState) -> AssetKey? {
+    private static func feedKey(_ url: String, name: String, in feed: FeedState) -> (key: AssetKey, position: Int)? {
         guard let probe = try? AssetKey(indexedURL: url, fileName: name), let member = feed.member(probe),
-            member.fileName == name
+            member.key.fileName == name
         else { return nil }
         return member
     }

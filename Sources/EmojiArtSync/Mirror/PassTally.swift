@@ -15,8 +15,11 @@ struct PassTally: Sendable {
     var hits: [Hit: Int] = [:]
     /// Memory hits of keys whose line the pass had already written: counted, not written.
     var repeats = 0
-    /// Keys whose `hit=` line the pass wrote.
-    var logged: Set<AssetKey> = []
+    /// Keys whose `hit=` line the pass wrote, by their position in the feed of `positionsVersion` (one flag a
+    /// key, no hashing for the 300,000 listings of a large feed), and by key for accesses made without a position.
+    private var loggedPositions: [Bool] = []
+    private var positionsVersion: UInt64?
+    private var logged: Set<AssetKey> = []
     /// Keys that failed in the pass, written or not.
     var failing: Set<AssetKey> = []
     /// Failures not written again (at debug only): one on record, or the same failure again, whose line the key
@@ -29,11 +32,26 @@ struct PassTally: Sendable {
     }
 
     /// Counts an access served from `hit`; returns whether it gets a line (false: a repeat of a key already logged).
-    mutating func noteAccess(_ key: AssetKey, hit: Hit) -> Bool {
+    mutating func noteAccess(_ key: AssetKey, at position: FeedPosition?, hit: Hit) -> Bool {
         hits[hit, default: 0] += 1
-        if logged.insert(key).inserted || hit != .memory { return true }
+        if markLogged(key, at: position) || hit != .memory { return true }
         repeats += 1
         return false
+    }
+
+    /// Marks `key` logged; returns whether it was not yet. A position of another feed than the pass's first one
+    /// (the feed was replaced during the pass) counts by key: at worst a repeat gets a line, never an asset none.
+    private mutating func markLogged(_ key: AssetKey, at position: FeedPosition?) -> Bool {
+        guard let position, positionsVersion == nil || positionsVersion == position.version else {
+            return logged.insert(key).inserted
+        }
+        positionsVersion = position.version
+        if position.index >= loggedPositions.count {
+            loggedPositions.append(contentsOf: repeatElement(false, count: max(position.index + 1, 2 * loggedPositions.count) - loggedPositions.count))
+        }
+        guard !loggedPositions[position.index] else { return false }
+        loggedPositions[position.index] = true
+        return logged.isEmpty || !logged.contains(key)
     }
 
     /// The fields of `event=pass`: hits by layer, repeats not written, failing keys, failures on record not written

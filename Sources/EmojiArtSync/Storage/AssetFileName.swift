@@ -19,15 +19,24 @@ public enum AssetFileName {
         key.fileName
     }
 
-    /// The file name for an accepted key's raw value.
+    /// The file name for an accepted key's raw value. Built as bytes in one buffer: a feed of 100,000 keys of
+    /// the hashed family derives 100,000 names when a run starts.
     static func derive(from key: String) -> String {
         if let simple = bookName(for: key) {
             return simple + fileExtension
         }
-        let hex = SHA256Digest.hex(of: Array(key.utf8))
-        let readable = String(bookMapping(key).prefix(48))
-        let stem = readable.isEmpty ? "asset-\(hex.prefix(32))" : "asset-\(readable)-\(hex.prefix(32))"
-        return stem + fileExtension
+        var name: [UInt8] = Array("asset-".utf8)
+        name.reserveCapacity(6 + 48 + 1 + 32 + fileExtension.utf8.count)
+        let readableStart = name.count
+        appendBookMapping(of: key, to: &name, limit: 48)
+        if name.count > readableStart { name.append(UInt8(ascii: "-")) }
+        let digits: StaticString = "0123456789abcdef"
+        for byte in SHA256Digest.bytes(of: Array(key.utf8)).prefix(16) {
+            name.append(digits.utf8Start[Int(byte >> 4)])
+            name.append(digits.utf8Start[Int(byte & 0xF)])
+        }
+        name.append(contentsOf: fileExtension.utf8)
+        return String(decoding: name, as: UTF8.self)
     }
 
     /// The book's `fileName(for:)`: drop the first character, split at anything that is not a letter or digit,
@@ -35,18 +44,27 @@ public enum AssetFileName {
     /// letter or digit, so this is the same split as one by characters.)
     static func bookMapping(_ key: String) -> String {
         var name: [UInt8] = []
-        name.reserveCapacity(key.utf8.count)
+        appendBookMapping(of: key, to: &name, limit: key.utf8.count)
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// Appends the first `limit` bytes of `key`'s book mapping to `name`.
+    private static func appendBookMapping(of key: String, to name: inout [UInt8], limit: Int) {
+        let start = name.count
         var separated = false
         for byte in key.utf8.dropFirst() {
+            guard name.count - start < limit else { return }
             if isAlphanumeric(byte) {
-                if separated && !name.isEmpty { name.append(UInt8(ascii: "_")) }
+                if separated && name.count > start {
+                    name.append(UInt8(ascii: "_"))
+                    guard name.count - start < limit else { return }
+                }
                 separated = false
                 name.append(byte)
             } else {
                 separated = true
             }
         }
-        return String(decoding: name, as: UTF8.self)
     }
 
     /// The book's name when `key` is `/SEG/SEG?SEG` (alphanumeric segments of bounded length), else nil.

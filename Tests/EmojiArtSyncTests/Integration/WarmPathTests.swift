@@ -44,11 +44,20 @@ struct WarmPathTests {
         let key = try AssetKey(feedURL: "/gallery/image?2")
         await agent.core.memory.purge()
         let pass = await agent.core.pipeline.beginPass()
-        let answer = await agent.core.pipeline.answer([key], pass: pass)
+        let (keys, version, position) = try await Self.feed(of: agent.core, key: key)
+        let listings = AccessPipeline.Listings(keys: keys, feedVersion: version, pass: pass)
+        let answer = await agent.core.pipeline.answer([position], of: listings)
         #expect(answer.answered.isEmpty, "a file the scrub found damaged was trusted: \(answer.answered)")
         for miss in answer.loads { _ = await agent.core.pipeline.load(miss) }
         #expect(readBytes(path) == gallery.server.imageBytes(2), "the damaged file was not repaired")
         await gallery.stop()
+    }
+
+    /// The catalogue's feed, its version and `key`'s position in it.
+    @SyncActor
+    private static func feed(of core: MirrorCore, key: AssetKey) throws -> ([AssetKey], UInt64, Int32) {
+        let position = try #require(core.catalogue.position(of: key))
+        return (core.catalogue.keys, core.catalogue.version, Int32(position))
     }
 
     /// Flips a byte in place, then makes the index record the file's new fingerprint and a new feed walk put it in

@@ -24,6 +24,20 @@ import Testing
 }
 
 @Suite struct AssetFileNameTests {
+    /// Names of the hashed family must never change: a mirror's files are found by them. These were made by
+    /// the first implementation (and by an independent one: Python's hashlib, the same rule).
+    @Test(arguments: [
+        ("/gallery/image/50524.png", "asset-gallery_image_50524_png-48e01a73ec60349b43c8760361670157.png"),
+        ("/photos/2026/november/a-very-long-album-name-with-many-words/IMG_0001.png?size=large",
+         "asset-photos_2026_november_a_very_long_album_name_with-86163e94c39d39ebe81208e37cbf1e47.png"),
+        ("/" + String(repeating: "a", count: 47) + "/b.png",
+         "asset-" + String(repeating: "a", count: 47) + "_-0d56e23b7b51c58991b5b431613253f1.png"),
+        ("/%41?", "asset-41-71bfff0acd25cc3dfd8288961b9d5f3c.png"),
+    ])
+    func hashedNamesStayAsTheyWere(key: String, name: String) throws {
+        #expect(AssetFileName.name(for: try AssetKey(feedURL: key)) == name)
+    }
+
     @Test func usesTheBookMappingForGalleryImages() throws {
         #expect(AssetFileName.name(for: try AssetKey(feedURL: "/gallery/image?3")) == "gallery_image_3.png")
         #expect(AssetFileName.name(for: try AssetKey(feedURL: "/gallery/image?1000")) == "gallery_image_1000.png")

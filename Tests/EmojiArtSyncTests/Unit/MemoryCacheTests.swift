@@ -22,6 +22,30 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
         #expect(cache.contains(try AssetKey(feedURL: "/gallery/image?4")))
     }
 
+    /// A hint is where the caller last found a key: right, it is used; stale (the key evicted and its slot given to
+    /// another key), the cache answers by the key itself and never with the other key's asset.
+    @Test func aHintFindsItsKeyAndAStaleOneNeverAnswersForAnotherKey() throws {
+        let cost = try makeAsset(1, size: 100).memoryCost
+        var cache = MemoryCache(byteLimit: 2 * cost)
+        let one = try AssetKey(feedURL: "/gallery/image?1")
+        var hint = cache.insert(try makeAsset(1, size: 100)).slot
+        #expect(hint >= 0)
+        let found = cache.get(one, hint: &hint)
+        #expect(found?.key == one)
+        cache.insert(try makeAsset(2, size: 100))
+        cache.insert(try makeAsset(3, size: 100))  // evicts 1: its slot is free, then 3's
+        #expect(!cache.contains(one))
+        let stale = cache.get(one, hint: &hint)
+        #expect(stale == nil, "a stale hint answered for another key")
+        #expect(hint == -1)
+        let three = try AssetKey(feedURL: "/gallery/image?3")
+        var wrong: Int32 = 0  // a slot that holds another key, or none
+        let first = cache.get(three, hint: &wrong)
+        #expect(first?.key == three)
+        let again = cache.get(three, hint: &wrong)
+        #expect(again?.key == three, "the hint it was given back does not find the key")
+    }
+
     @Test func anAssetLargerThanTheLimitIsNotKept() throws {
         var cache = MemoryCache(byteLimit: 300)
         cache.insert(try makeAsset(1, size: 301))
