@@ -32,10 +32,14 @@ struct FeedPass {
     /// The pass itself runs on the cooperative pool, not in the silo: it enters the silo once per batch (to answer
     /// it), and a finished miss does not wake the silo to be collected, so a miss costs the silo only its own
     /// entries (`SiloJobTests`). `collect` is therefore `@Sendable` (`--once` counts into a lock-guarded tally).
-    @discardableResult
+    ///
+    /// Two batches are answered at once (`answersAhead`): while the silo decides one, the next one's files are
+    /// looked at on the I/O pool and the last one's outcomes collected here, so the three overlap instead of
+    /// taking turns.
     ///
     /// `feedVersion` is the catalogue's version of the feed whose positions `feed` lists (the caller has just
     /// given the catalogue this feed): the catalogue's tables are read by position while it keeps that version.
+    @discardableResult
     nonisolated func run(
         _ feed: GalleryFeed, feedVersion: UInt64, collect: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) async -> Int {
@@ -53,48 +57,76 @@ struct FeedPass {
                     failure: outcome.failure))
             }
         }
-        await withTaskGroup(of: (AccessPipeline.LoadOutcome, Int32).self) { group in
-            var alive = 0
+        await withTaskGroup(of: Finished.self) { group in
+            var loading = 0
+            var answering = 0
             var start = entries.startIndex
             var batch = 0
+            var jobs: [Job] = []
+            var nextJob = 0
             var notStarted: [AccessPipeline.Miss] = []
-            while start < entries.endIndex, !Task.isCancelled {
-                let end = min(start + Self.batchSize, entries.endIndex)
-                await core.hooks?.runBeforePassBatch(batch)
-                batch += 1
-                await core.urgentLane.waitUntilClear()
-                let answer = await pipeline.answer(entries[start..<end], of: listings)
-                start = end
-                for hit in answer.answered {
-                    collect(Outcome(key: hit.key, position: hit.position, hit: hit.hit, bytes: hit.bytes, failure: nil))
+            while true {
+                // Batches are answered ahead only while the misses decided so far have room to start: a cold
+                // pass does not decide the whole feed before its first transfers end.
+                while answering < Self.answersAhead, jobs.count - nextJob < window, start < entries.endIndex,
+                    !Task.isCancelled
+                {
+                    await core.hooks?.runBeforePassBatch(batch)
+                    batch += 1
+                    await core.urgentLane.waitUntilClear()
+                    let slice = entries[start..<min(start + Self.batchSize, entries.endIndex)]
+                    start = slice.endIndex
+                    group.addTask { .answered(await pipeline.answer(slice, of: listings)) }
+                    answering += 1
                 }
-                for refusal in answer.refused {
-                    collect(Outcome(key: refusal.key, position: refusal.position, hit: nil, bytes: 0, failure: refusal.failure))
-                }
-                var jobs: [Job] = answer.loads.map(Job.load) + answer.joins.map(Job.join)
-                while !jobs.isEmpty {
-                    if alive == window, let (outcome, position) = await group.next() {
-                        alive -= 1
-                        report(outcome, position: position)
-                    }
-                    let job = jobs.removeFirst()
+                while loading < window, nextJob < jobs.count {
+                    let job = jobs[nextJob]
+                    nextJob += 1
                     if Task.isCancelled {
                         if case .load(let miss) = job { notStarted.append(miss) }
                         continue
                     }
                     switch job {
-                    case .load(let miss): group.addTask { (await pipeline.load(miss), miss.position) }
-                    case .join(let join): group.addTask { (await Self.access(join.key, in: pipeline), join.position) }
+                    case .load(let miss): group.addTask { .loaded(await pipeline.load(miss), miss.position) }
+                    case .join(let join): group.addTask { .loaded(await Self.access(join.key, in: pipeline), join.position) }
                     }
-                    alive += 1
-                    peak = max(peak, alive)
+                    loading += 1
+                    peak = max(peak, loading)
+                }
+                if nextJob == jobs.count {
+                    jobs.removeAll(keepingCapacity: true)
+                    nextJob = 0
+                }
+                guard let finished = await group.next() else { break }
+                switch finished {
+                case .answered(let answer):
+                    answering -= 1
+                    for hit in answer.answered {
+                        collect(Outcome(key: hit.key, position: hit.position, hit: hit.hit, bytes: hit.bytes, failure: nil))
+                    }
+                    for refusal in answer.refused {
+                        collect(Outcome(
+                            key: refusal.key, position: refusal.position, hit: nil, bytes: 0, failure: refusal.failure))
+                    }
+                    jobs += answer.loads.map(Job.load) + answer.joins.map(Job.join)
+                case .loaded(let outcome, let position):
+                    loading -= 1
+                    report(outcome, position: position)
                 }
             }
             // Stopping: misses decided but never started are given up, so nothing waits for them.
+            for job in jobs[nextJob...] { if case .load(let miss) = job { notStarted.append(miss) } }
             if !notStarted.isEmpty { await pipeline.abandon(notStarted) }
-            while let (outcome, position) = await group.next() { report(outcome, position: position) }
         }
         return peak
+    }
+
+    /// Batches answered at once.
+    static let answersAhead = 2
+
+    private enum Finished: Sendable {
+        case answered(BatchAnswer)
+        case loaded(AccessPipeline.LoadOutcome, Int32)
     }
 
     private enum Job {
