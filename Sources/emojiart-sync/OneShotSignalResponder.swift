@@ -15,8 +15,9 @@ import Glibc
 /// - `SIGUSR2` is refused by name (a one-shot run does no disk purge) and the refusal is published, so
 ///   `emojiart-sync purge disk` fails at once saying why;
 /// - `SIGHUP` reopens the log file (nothing to re-poll in a single pass);
-/// - `SIGTERM`/`SIGINT` abandon in-flight transfers so the run ends promptly and cleanly (the caller exits
-///   128 + the signal); a second one exits at once.
+/// - `SIGTERM`/`SIGINT` stop the pass (`stop`: the run's task is cancelled, so no asset is begun after it and
+///   none it never reached is logged as failed) and abandon in-flight transfers, so the run ends promptly and
+///   cleanly (the caller exits 128 + the signal); a second one exits at once.
 ///
 /// Owns the run's purge sequence number, continued from the last published status so `purge` can tell its
 /// acknowledgement from an older one.
@@ -24,12 +25,15 @@ public final class OneShotSignalResponder: Sendable {
     public static let diskPurgeRefusal = "a one-shot run (--once) does no disk purge; purge disk applies to the background agent"
 
     private let agent: SyncAgent
+    /// Stops the run's pass (cancels its task).
+    private let stop: @Sendable () -> Void
     private let startedAt = Date()
     private let interruption = Atomic<Int32>(0)
     private let purgeSequence: Mutex<Int>
 
-    public init(agent: SyncAgent) {
+    public init(agent: SyncAgent, stop: @escaping @Sendable () -> Void) {
         self.agent = agent
+        self.stop = stop
         let previous = (try? AgentStatus.read(from: agent.configuration.directory.statusPath))?.lastPurge?.sequence ?? 0
         purgeSequence = Mutex(previous)
     }
@@ -75,6 +79,7 @@ public final class OneShotSignalResponder: Sendable {
                 _exit(128 + number)
             }
             logger.info("stopping the one-shot run", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])
+            stop()
             agent.client.shutdown()  // in-flight transfers fail now; the pass ends and cleans up
         default:
             break

@@ -192,17 +192,18 @@ enum RunCommand {
     static let missingShown = 20
 
     static func runOnce(_ agent: SyncAgent, trapped: TrappedSignals, progressLine: ProgressLine?) async throws {
-        let responder = OneShotSignalResponder(agent: agent)
+        // The pass runs in a task of its own so that SIGTERM/SIGINT can cancel it.
+        let syncing = Task { try await agent.syncOnce() }
+        let responder = OneShotSignalResponder(agent: agent) { syncing.cancel() }
         let answering = Task { await responder.run(trapped) }
         defer {
             answering.cancel()
             agent.shutdown()
         }
-        let outcome: Result<SyncReport, any Error>
-        do {
-            outcome = .success(try await agent.syncOnce())
-        } catch {
-            outcome = .failure(error)
+        let outcome = await withTaskCancellationHandler {
+            await syncing.result
+        } onCancel: {
+            syncing.cancel()
         }
         agent.logSink.flush()  // the pass's log lines come before the summary on stderr
         switch outcome {

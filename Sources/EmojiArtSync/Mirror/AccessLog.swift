@@ -130,9 +130,16 @@ public final class AccessLog {
 
     /// Logs an access that failed: written once per pass, and once at all while the same failure repeats.
     func failure(_ key: AssetKey, _ error: any Error) {
+        if error is CancellationError {
+            // Stopped, not failed: the run or agent that stopped says so once (an interrupted `--once` exits
+            // 128 + the signal), rather than a warning for every access it was making.
+            flushAccessLines()
+            logger.debug("access stopped", metadata: ["event": "asset", "key": .string(key.rawValue), "result": "cancelled"])
+            return
+        }
         changes.ring()
         let remembered = error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord
-        if !remembered, !(error is CancellationError) { lastAssetFailure = ("\(key): \(error)", Date()) }
+        if !remembered { lastAssetFailure = ("\(key): \(error)", Date()) }
         if pass != nil, pass?.failing.insert(key).inserted == false { return }
         let message = String(describing: error)
         // Written once, at warning: a failure on record, or the same failure again (a conflict a retry after
@@ -141,7 +148,7 @@ public final class AccessLog {
         let repeated = failuresWritten[key].map { remembered || $0 == message } ?? false
         if repeated {
             pass?.remembered += 1
-        } else if !(error is CancellationError) {
+        } else {
             failuresWritten[key] = message
         }
         var metadata: Logger.Metadata = [
