@@ -34,7 +34,7 @@ public final class DiskStorage {
     nonisolated init(directory: SyncDirectory, hooks: AgentTestHooks? = nil) {
         self.directory = directory
         self.descriptor = open(directory.root, Self.openPathOnly | O_DIRECTORY | O_CLOEXEC)
-        self.status = PathStatus(hooks: hooks)
+        self.status = PathStatus(hooks: hooks, root: directory.root, descriptor: descriptor)
         let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
         self.gate = gate
         self.ownership = OwnershipGuard(
