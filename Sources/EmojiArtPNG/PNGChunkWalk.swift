@@ -1,144 +1,288 @@
 import CPNG
 
-/// The structure check: the signature, then every chunk's framing, in one pass over the bytes.
+/// The structure check: the signature, then every chunk's framing, in one pass over the bytes, fed in order in
+/// pieces of any size (the whole PNG in memory at once, or a file block by block), so a file is checked through a
+/// bounded buffer with exactly the checks, in exactly the order, that bytes in memory get.
 ///
 /// A chunk is `length (4, big-endian) | type (4) | data (length) | CRC-32 of type+data (4)`. The walk checks
 /// each length against the spec (at most 2^31-1), against `PNGLimits.maxChunkSize` and against the bytes
 /// left; each type for ASCII letters; each CRC with zlib's `crc32`; and the order: IHDR first (13 bytes,
 /// dimensions within limits), IDAT present and contiguous, IEND empty and last, nothing after it.
-/// It reads the input in place and allocates nothing (except for an error message).
-enum PNGChunkWalk {
-    /// Walks `bytes` and returns the IHDR facts, or throws the first defect found.
+/// The total count is known from the start (a buffer's count, a file's size), so a chunk that would run past the
+/// end is refused at its header, before its bytes come. It keeps no more than the few bytes of a field that
+/// straddles two pieces (a chunk header, IHDR's data, a CRC, the start of the data for a message).
+struct PNGChunkWalk {
+    /// The bytes the PNG has in all.
+    let count: Int
+    let limits: PNGLimits
+    /// Bytes taken so far.
+    private(set) var consumed = 0
+    private var stage = Stage.signature
+    /// The field being gathered (the signature, a chunk header, a stored CRC: see ``Stage``), at most 8 bytes.
+    private var field: [UInt8] = []
+    /// The first bytes of the data, for a message that shows what came instead of a PNG.
+    private var head: [UInt8] = []
+    private var info: PNGInfo?
+    private var previous: ChunkType?
+    private var sawIDAT = false
+    private var idatRunEnded = false
+    /// The chunk being read: where it starts, its length and type, the CRC so far, the data bytes still to come.
+    private var chunkOffset = 0
+    private var length: UInt32 = 0
+    private var type = ChunkType(rawValue: 0)
+    private var crc: uLong = 0
+    private var dataLeft = 0
+    /// IHDR's data, gathered as it passes (13 bytes).
+    private var headerData: [UInt8] = []
+
+    /// What the walk waits for next.
+    private enum Stage {
+        /// The signature's 8 bytes (fewer when the data is shorter).
+        case signature
+        /// Not a PNG: the first bytes are gathered for the message, then the walk throws.
+        case notPNG
+        /// The next chunk's length and type (8 bytes).
+        case chunkHeader
+        /// The chunk's data, CRC'd as it passes.
+        case chunkData
+        /// The chunk's stored CRC (4 bytes).
+        case storedCRC
+        /// IEND was checked: the PNG is complete.
+        case done(PNGInfo)
+    }
+
+    /// How many first bytes a "not a PNG" message shows.
+    static let headLength = 24
+
+    init(count: Int, limits: PNGLimits) {
+        self.count = count
+        self.limits = limits
+        field.reserveCapacity(8)
+    }
+
+    /// Walks `bytes` and returns the IHDR facts, or throws the first defect found: every byte at once.
     static func walk(_ bytes: UnsafeBufferPointer<UInt8>, limits: PNGLimits) throws(PNGDefect) -> PNGInfo {
-        let signatureLength = PNGSignature.bytes.count
-        guard bytes.count >= signatureLength else {
-            if PNGSignature.isTruncatedPrefix(bytes) {
-                throw PNGDefect(
-                    .truncated,
-                    "truncated inside the PNG signature: \(bytes.count) of \(signatureLength) bytes",
-                    offset: 0)
-            }
-            throw PNGDefect(.notPNG, "not a PNG: \(bytes.count) bytes starting \(preview(bytes))", offset: 0)
-        }
-        guard PNGSignature.isPresent(in: bytes) else {
-            throw PNGDefect(.notPNG, "not a PNG: the data starts \(preview(bytes))", offset: 0)
-        }
+        var walk = PNGChunkWalk(count: bytes.count, limits: limits)
+        try walk.consume(bytes)
+        return try walk.finish()
+    }
 
-        var info: PNGInfo?
-        var offset = signatureLength
-        var previous: ChunkType?
-        var sawIDAT = false
-        var idatRunEnded = false
-        while true {
-            let remaining = bytes.count - offset
-            guard remaining > 0 else {
-                guard let previous else {
-                    throw PNGDefect(.truncated, "truncated after the signature: no chunks", offset: offset)
-                }
-                throw PNGDefect(
-                    .missingIEND,
-                    "no IEND chunk: the data ends after chunk \(previous) at offset \(offset) (cut at a chunk boundary?)",
-                    offset: offset)
+    /// Takes the next `bytes` of the PNG (`consumed` of ``count`` are taken already) and checks what they complete;
+    /// throws the first defect found, after which the walk is over. Feeding more than ``count`` bytes in all is a
+    /// programming error.
+    mutating func consume(_ bytes: UnsafeBufferPointer<UInt8>) throws(PNGDefect) {
+        precondition(bytes.count <= count - consumed, "more bytes than the PNG's count")
+        if head.count < Self.headLength { head.append(contentsOf: bytes.prefix(Self.headLength - head.count)) }
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            switch stage {
+            case .signature:
+                guard gather(&rest, upTo: min(count, PNGSignature.bytes.count)) else { return }
+                try checkSignature()
+            case .notPNG:
+                consumed += rest.count
+                rest = rest[rest.endIndex...]
+                try refuseNotPNG()
+            case .chunkHeader:
+                guard gather(&rest, upTo: 8) else { return }
+                try readChunkHeader()
+            case .chunkData:
+                let taken = rest.prefix(dataLeft)
+                let piece = UnsafeBufferPointer(rebasing: taken)
+                // crc32's length is a uInt (32 bits): fine, a piece is at most a chunk's 2^31-1 bytes.
+                crc = crc32(crc, piece.baseAddress, uInt(piece.count))
+                if type == .header && length == 13 { headerData.append(contentsOf: piece) }
+                dataLeft -= piece.count
+                consumed += piece.count
+                rest = rest[taken.endIndex...]
+                if dataLeft == 0 { stage = .storedCRC }
+            case .storedCRC:
+                guard gather(&rest, upTo: 4) else { return }
+                try endChunk()
+            case .done:
+                preconditionFailure("unreachable: the walk is done only at the PNG's last byte")
             }
-            guard remaining >= 8 else {
-                throw PNGDefect(
-                    .truncated,
-                    "truncated inside the chunk header at offset \(offset): \(remaining) of 8 bytes",
-                    offset: offset)
-            }
-            let length = readUInt32(bytes, at: offset)
-            let type = ChunkType(rawValue: readUInt32(bytes, at: offset + 4))
-            let at = "chunk \(type) at offset \(offset)"
-
-            if info == nil && type != .header {
-                throw PNGDefect(.missingIHDR, "the first chunk is \(type), not IHDR (offset \(offset))", offset: offset)
-            }
-            guard length <= 0x7FFF_FFFF else {
-                throw PNGDefect(
-                    .badChunkLength, "\(at): length \(length) is above the PNG maximum 2^31-1", offset: offset)
-            }
-            guard type.isLetters else {
-                throw PNGDefect(.badChunkType, "\(at): the type is not four ASCII letters", offset: offset)
-            }
-            guard length <= limits.maxChunkSize else {
-                throw PNGDefect(
-                    .chunkTooLarge,
-                    "\(at): length \(length) is above the limit of \(limits.maxChunkSize) bytes",
-                    offset: offset)
-            }
-            let chunkSize = 12 + Int(length)
-            guard chunkSize <= remaining else {
-                throw PNGDefect(
-                    .truncated,
-                    "truncated inside \(at): it needs \(chunkSize) bytes, \(remaining) are left",
-                    offset: offset)
-            }
-            let stored = readUInt32(bytes, at: offset + 8 + Int(length))
-            // crc32's length is a uInt (32 bits): fine, the length is at most 2^31-1 + 4.
-            let computed = UInt32(truncatingIfNeeded: crc32(0, bytes.baseAddress! + offset + 4, uInt(length) + 4))
-            guard stored == computed else {
-                throw PNGDefect(
-                    .badCRC,
-                    "\(at): CRC mismatch (stored \(hex(stored)), computed \(hex(computed)))",
-                    offset: offset)
-            }
-
-            switch type {
-            case .header:
-                guard info == nil else {
-                    throw PNGDefect(.badChunkOrder, "\(at): a second IHDR", offset: offset)
-                }
-                info = try header(bytes, dataAt: offset + 8, length: length, chunkOffset: offset, limits: limits)
-            case .imageData:
-                guard !idatRunEnded else {
-                    throw PNGDefect(
-                        .badChunkOrder, "\(at): IDAT chunks are not contiguous (\(previous!) came between)",
-                        offset: offset)
-                }
-                sawIDAT = true
-            case .end:
-                guard sawIDAT else {
-                    throw PNGDefect(.missingIDAT, "\(at): IEND before any IDAT, there is no image data", offset: offset)
-                }
-                guard length == 0 else {
-                    throw PNGDefect(.badChunkLength, "\(at): IEND must be empty, it has \(length) bytes", offset: offset)
-                }
-                let end = offset + chunkSize
-                guard end == bytes.count else {
-                    throw PNGDefect(
-                        .dataAfterIEND,
-                        "\(bytes.count - end) bytes after the IEND chunk at offset \(offset)", offset: end)
-                }
-                guard let info else {
-                    preconditionFailure("unreachable: the first chunk was checked to be IHDR")
-                }
-                return info
-            case .palette:
-                guard !sawIDAT else {
-                    throw PNGDefect(.badChunkOrder, "\(at): PLTE after the image data", offset: offset)
-                }
-            default:
-                guard !type.isCritical else {
-                    throw PNGDefect(.badChunkType, "\(at): unknown critical chunk", offset: offset)
-                }
-                if sawIDAT { idatRunEnded = true }
-            }
-            previous = type
-            offset += chunkSize
         }
     }
 
+    /// The IHDR facts once every byte was taken and found good. Only empty data is still undecided here (it ends
+    /// inside the signature); finishing before every byte was taken is a programming error.
+    func finish() throws(PNGDefect) -> PNGInfo {
+        if case .done(let info) = stage { return info }
+        precondition(consumed == count, "the walk was finished after \(consumed) of \(count) bytes")
+        var empty = self
+        try empty.checkSignature()
+        preconditionFailure("unreachable: every byte was taken and the walk did not end")
+    }
+
+    /// Moves bytes from `rest` into ``field`` until it holds `wanted`; true when it does (the field is complete and
+    /// ``consumed`` counts it).
+    private mutating func gather(_ rest: inout Slice<UnsafeBufferPointer<UInt8>>, upTo wanted: Int) -> Bool {
+        let taken = rest.prefix(wanted - field.count)
+        field.append(contentsOf: taken)
+        consumed += taken.count
+        rest = rest[taken.endIndex...]
+        return field.count == wanted
+    }
+
+    /// The signature's 8 bytes are gathered, or all the data when it is shorter: a PNG goes on to its first chunk;
+    /// data shorter than a signature is truncated when it agrees with the signature as far as it goes.
+    private mutating func checkSignature() throws(PNGDefect) {
+        guard count >= PNGSignature.bytes.count else {
+            if PNGSignature.isTruncatedPrefix(field) {
+                throw PNGDefect(
+                    .truncated,
+                    "truncated inside the PNG signature: \(count) of \(PNGSignature.bytes.count) bytes", offset: 0)
+            }
+            throw PNGDefect(.notPNG, "not a PNG: \(count) bytes starting \(Self.preview(field, continues: false))", offset: 0)
+        }
+        guard PNGSignature.isPresent(in: field) else {
+            stage = .notPNG
+            try refuseNotPNG()
+            return
+        }
+        field.removeAll(keepingCapacity: true)
+        try startChunk()
+    }
+
+    /// Not a PNG: refused once the first bytes are there for the message.
+    private func refuseNotPNG() throws(PNGDefect) {
+        guard head.count == min(count, Self.headLength) else { return }
+        throw PNGDefect(
+            .notPNG, "not a PNG: the data starts \(Self.preview(head, continues: count > head.count))", offset: 0)
+    }
+
+    /// At a chunk boundary: what the bytes left say before the next chunk's header comes.
+    private mutating func startChunk() throws(PNGDefect) {
+        let offset = consumed
+        let remaining = count - offset
+        guard remaining > 0 else {
+            guard let previous else {
+                throw PNGDefect(.truncated, "truncated after the signature: no chunks", offset: offset)
+            }
+            throw PNGDefect(
+                .missingIEND,
+                "no IEND chunk: the data ends after chunk \(previous) at offset \(offset) (cut at a chunk boundary?)",
+                offset: offset)
+        }
+        guard remaining >= 8 else {
+            throw PNGDefect(
+                .truncated,
+                "truncated inside the chunk header at offset \(offset): \(remaining) of 8 bytes",
+                offset: offset)
+        }
+        chunkOffset = offset
+        stage = .chunkHeader
+    }
+
+    /// The gathered chunk header: its length and type checked, the chunk's bytes checked against what is left.
+    private mutating func readChunkHeader() throws(PNGDefect) {
+        let offset = chunkOffset
+        length = Self.readUInt32(field, at: 0)
+        type = ChunkType(rawValue: Self.readUInt32(field, at: 4))
+        let at = "chunk \(type) at offset \(offset)"
+
+        if info == nil && type != .header {
+            throw PNGDefect(.missingIHDR, "the first chunk is \(type), not IHDR (offset \(offset))", offset: offset)
+        }
+        guard length <= 0x7FFF_FFFF else {
+            throw PNGDefect(
+                .badChunkLength, "\(at): length \(length) is above the PNG maximum 2^31-1", offset: offset)
+        }
+        guard type.isLetters else {
+            throw PNGDefect(.badChunkType, "\(at): the type is not four ASCII letters", offset: offset)
+        }
+        guard length <= limits.maxChunkSize else {
+            throw PNGDefect(
+                .chunkTooLarge,
+                "\(at): length \(length) is above the limit of \(limits.maxChunkSize) bytes",
+                offset: offset)
+        }
+        let chunkSize = 12 + Int(length)
+        let remaining = count - offset
+        guard chunkSize <= remaining else {
+            throw PNGDefect(
+                .truncated,
+                "truncated inside \(at): it needs \(chunkSize) bytes, \(remaining) are left",
+                offset: offset)
+        }
+        crc = field.withUnsafeBufferPointer { crc32(0, $0.baseAddress! + 4, 4) }
+        field.removeAll(keepingCapacity: true)
+        headerData.removeAll(keepingCapacity: true)
+        dataLeft = Int(length)
+        stage = dataLeft > 0 ? .chunkData : .storedCRC
+    }
+
+    /// The gathered stored CRC: compared, then the chunk's place in the order checked.
+    private mutating func endChunk() throws(PNGDefect) {
+        let offset = chunkOffset
+        let at = "chunk \(type) at offset \(offset)"
+        let stored = Self.readUInt32(field, at: 0)
+        field.removeAll(keepingCapacity: true)
+        let computed = UInt32(truncatingIfNeeded: crc)
+        guard stored == computed else {
+            throw PNGDefect(
+                .badCRC,
+                "\(at): CRC mismatch (stored \(Self.hex(stored)), computed \(Self.hex(computed)))",
+                offset: offset)
+        }
+
+        switch type {
+        case .header:
+            guard info == nil else {
+                throw PNGDefect(.badChunkOrder, "\(at): a second IHDR", offset: offset)
+            }
+            info = try Self.header(headerData, length: length, chunkOffset: offset, limits: limits)
+        case .imageData:
+            guard !idatRunEnded else {
+                throw PNGDefect(
+                    .badChunkOrder, "\(at): IDAT chunks are not contiguous (\(previous!) came between)",
+                    offset: offset)
+            }
+            sawIDAT = true
+        case .end:
+            guard sawIDAT else {
+                throw PNGDefect(.missingIDAT, "\(at): IEND before any IDAT, there is no image data", offset: offset)
+            }
+            guard length == 0 else {
+                throw PNGDefect(.badChunkLength, "\(at): IEND must be empty, it has \(length) bytes", offset: offset)
+            }
+            let end = offset + 12
+            guard end == count else {
+                throw PNGDefect(
+                    .dataAfterIEND,
+                    "\(count - end) bytes after the IEND chunk at offset \(offset)", offset: end)
+            }
+            guard let info else {
+                preconditionFailure("unreachable: the first chunk was checked to be IHDR")
+            }
+            stage = .done(info)
+            return
+        case .palette:
+            guard !sawIDAT else {
+                throw PNGDefect(.badChunkOrder, "\(at): PLTE after the image data", offset: offset)
+            }
+        default:
+            guard !type.isCritical else {
+                throw PNGDefect(.badChunkType, "\(at): unknown critical chunk", offset: offset)
+            }
+            if sawIDAT { idatRunEnded = true }
+        }
+        previous = type
+        try startChunk()
+    }
+
     /// Checks IHDR's length and the dimensions against `limits`. The other fields (bit depth, colour
-    /// type, methods) are left to libpng's `png_read_info`, which knows every rule.
+    /// type, methods) are left to libpng's `png_read_info`, which knows every rule. `data`: IHDR's 13 bytes.
     private static func header(
-        _ bytes: UnsafeBufferPointer<UInt8>, dataAt data: Int, length: UInt32, chunkOffset: Int, limits: PNGLimits
+        _ data: [UInt8], length: UInt32, chunkOffset: Int, limits: PNGLimits
     ) throws(PNGDefect) -> PNGInfo {
         guard length == 13 else {
             throw PNGDefect(
                 .badIHDR, "chunk IHDR at offset \(chunkOffset): \(length) bytes, IHDR has 13", offset: chunkOffset)
         }
-        let width = readUInt32(bytes, at: data)
-        let height = readUInt32(bytes, at: data + 4)
+        let width = readUInt32(data, at: 0)
+        let height = readUInt32(data, at: 4)
         guard width <= limits.maxWidth && height <= limits.maxHeight else {
             throw PNGDefect(
                 .tooLarge,
@@ -153,12 +297,11 @@ enum PNGChunkWalk {
                 offset: chunkOffset)
         }
         return PNGInfo(
-            width: width, height: height, bitDepth: bytes[data + 8], colorType: bytes[data + 9],
-            interlaced: bytes[data + 12] == 1)
+            width: width, height: height, bitDepth: data[8], colorType: data[9], interlaced: data[12] == 1)
     }
 
     /// A big-endian UInt32 at `offset`; the caller has checked that 4 bytes are there.
-    private static func readUInt32(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt32 {
+    private static func readUInt32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
         UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
             | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
     }
@@ -168,11 +311,12 @@ enum PNGChunkWalk {
         return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
     }
 
-    /// The first bytes as a quoted string a person can read: printable ASCII as is, the rest as `\xNN`.
-    /// Shows at a glance that the "image" is `{"error": "File not found."}` or an HTML page.
-    static func preview(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int = 24) -> String {
+    /// The first bytes as a quoted string a person can read: printable ASCII as is, the rest as `\xNN`, and `...`
+    /// when the data `continues` after them. Shows at a glance that the "image" is `{"error": "File not found."}`
+    /// or an HTML page.
+    static func preview(_ bytes: [UInt8], continues: Bool) -> String {
         var text = "\""
-        for byte in bytes.prefix(limit) {
+        for byte in bytes {
             switch byte {
             case 0x22: text += "\\\""
             case 0x5C: text += "\\\\"
@@ -180,7 +324,7 @@ enum PNGChunkWalk {
             default: text += "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
             }
         }
-        return text + (bytes.count > limit ? "...\"" : "\"")
+        return text + (continues ? "...\"" : "\"")
     }
 }
 

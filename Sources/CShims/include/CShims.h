@@ -68,6 +68,8 @@ typedef enum emojiart_png_status {
     EMOJIART_PNG_ROWS_FAILED = 3,
     /// libpng called its error function inside `png_read_end` (the rest of the zlib stream, chunks after IDAT).
     EMOJIART_PNG_END_FAILED = 4,
+    /// `emojiart_png_read_file` only: `pread` of the file failed (`read_errno` says why).
+    EMOJIART_PNG_READ_FAILED = 5,
 } emojiart_png_status;
 
 /// Limits and mode for one `emojiart_png_read` call. Plain values; the caller owns it.
@@ -106,6 +108,8 @@ typedef struct emojiart_png_read_result {
     /// The first warning libpng issued (`png_warning`), empty if none. libpng's IHDR check warns with the
     /// precise reason ("Invalid bit depth in IHDR") and then fails with a generic "Invalid IHDR data".
     char first_warning[192];
+    /// `emojiart_png_read_file` only: the errno of the `pread` that failed, 0 when none did.
+    int read_errno;
 } emojiart_png_read_result;
 
 /// Reads the PNG in `bytes[0..<count]` with libpng's classic API from memory (`png_set_read_fn`):
@@ -116,5 +120,12 @@ typedef struct emojiart_png_read_result {
 emojiart_png_status emojiart_png_read(const uint8_t *bytes, size_t count,
                                       const emojiart_png_read_options *options,
                                       emojiart_png_read_result *result);
+
+/// `emojiart_png_read` for the PNG in the open file `fd`, from its start: libpng reads it with `pread` through
+/// one 64 KiB buffer (the file's offset is left alone), so memory does not grow with the file's size. A failed
+/// `pread` ends the read with `EMOJIART_PNG_READ_FAILED` and its errno in `result->read_errno`; the end of the
+/// file where libpng wants more is a libpng error, as the end of the bytes is for `emojiart_png_read`.
+emojiart_png_status emojiart_png_read_file(int fd, const emojiart_png_read_options *options,
+                                           emojiart_png_read_result *result);
 
 #endif

@@ -57,7 +57,7 @@ public final class AssetIndex {
     /// Reads of the index that returned a row; for tests and `status`.
     public private(set) var lookups = 0
 
-    /// Rows added or removed since the index was opened: what the feed's sweeps (`ImageDatabase.unstoredKeys`)
+    /// Rows added or removed since the index was opened: what the feed's sweeps (`FeedCatalogue.current()`)
     /// compare to know that nothing they depend on changed. Replacing a row keeps it.
     public private(set) var rowChanges: UInt64 = 0
     /// Told of every row added or removed, in the silo, as it happens (the `FeedCatalogue` keeps its count of

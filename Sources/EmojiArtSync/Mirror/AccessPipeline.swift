@@ -1,6 +1,10 @@
 import CurlHTTP
 import FoundationEssentials
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Every asset access, memory, then disk, then network: the book's `ImageDatabase.image(_:)`, a batch at a time.
 ///
 /// A pass hands it a batch of feed entries per visit (`answer(_:pass:)`). In that one turn of the silo each entry is
@@ -456,27 +460,33 @@ public final class AccessPipeline {
         return .staged(try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory, priority: priority))
     }
 
-    /// A changed feed tag: fetched conditionally, stored only when the bytes differ.
+    /// A changed feed tag: fetched conditionally, stored only when the bytes differ. A `200` goes to a temporary
+    /// file and is validated from it as a miss's body is (`AssetFetcher.fetchAndStage`), and goes to its path
+    /// through the same commit (`GroupCommitter.publish`); unchanged bytes only drop their temporary file.
     private func loadFresh(_ key: AssetKey, stored entry: IndexEntry, tag: String?) async throws -> (Asset, Hit) {
         let validators = HTTPValidators(etag: entry.etag, lastModified: entry.lastModified)
         let result: String
         let asset: Asset
-        switch try await fetcher.fetchAsset(key, validators: validators.isEmpty ? nil : validators) {
+        let received: Int
+        switch try await fetcher.fetchAndStage(
+            key, in: directory.temporaryDirectory, validators: validators.isEmpty ? nil : validators)
+        {
         case .notModified:
-            result = "not_modified"
+            (result, received) = ("not_modified", 0)
             asset = Asset(trustedOnDisk: key, size: entry.size)
             try retag(entry, tag: tag, validators: validators)
-        case .fetched(let fetched, let newValidators):
-            asset = fetched
-            if fetched.sha256 == entry.sha256 {
+        case .staged(let staged):
+            (asset, received) = (staged.asset, staged.asset.size)
+            if staged.asset.sha256 == entry.sha256 {
                 result = "unchanged"
-                try retag(entry, tag: tag, validators: newValidators)
+                unlink(staged.temporaryPath)
+                try retag(entry, tag: tag, validators: staged.validators)
             } else {
                 result = "updated"
-                try await committer.store(fetched, tag: tag, validators: newValidators)
+                try await committer.publish(staged, tag: tag)
             }
         }
-        log.refreshed(key, result: result, bytes: asset.bytes?.count ?? 0)
+        log.refreshed(key, result: result, bytes: received)
         return (asset, .network)
     }
 

@@ -128,25 +128,24 @@ final class FileInspector {
         case unreadable(SyncError)
     }
 
-    /// Reads a file and checks it against the recorded digest and as a PNG, on the blocking-I/O pool.
+    /// Reads a file and checks it against the recorded digest and as a PNG, on the blocking-I/O pool, through fixed
+    /// buffers (`CheckedFile`): a file of any size is checked, never held in memory, and the asset it answers carries
+    /// no bytes.
     private nonisolated static func verifyFile(at path: String, key: AssetKey, expectedDigest: String) async -> ReadVerdict {
         await BlockingIO.run { verifyFileNow(at: path, key: key, expectedDigest: expectedDigest) }
     }
 
     private nonisolated static func verifyFileNow(at path: String, key: AssetKey, expectedDigest: String) -> ReadVerdict {
-        let bytes: [UInt8]
+        let file: CheckedFile
         do {
-            bytes = try DiskStorage.readFile(at: path)
+            file = try CheckedFile.read(at: path)
         } catch {
             if error.errnoValue == ENOENT { return .damaged(.missing) }
-            // Not a regular file any more, or larger than any image: damaged. A failed system call: unknown.
+            // Not a regular file any more, or not a PNG: damaged. A failed system call: unknown.
             return error.code == .system ? .unreadable(error) : .damaged(.corrupt)
         }
-        let digest = Asset.digest(bytes)
-        guard digest == expectedDigest, let info = try? PNGValidator.validate(bytes, level: .structure) else {
-            return .damaged(.corrupt)
-        }
-        return .good(Asset(key: key, bytes: bytes, sha256: digest, width: info.width, height: info.height))
+        guard file.sha256 == expectedDigest else { return .damaged(.corrupt) }
+        return .good(Asset(streamed: key, size: file.size, sha256: file.sha256, width: file.info.width, height: file.info.height))
     }
 
     /// The agent's file at `name` was replaced by something it must never open or write (a FIFO, directory,

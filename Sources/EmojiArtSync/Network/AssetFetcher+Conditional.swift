@@ -1,5 +1,4 @@
 import CurlHTTP
-import EmojiArtPNG
 
 extension AssetFetcher {
     /// Fetches the feed, conditionally when `validators` are given and not empty: a `304 Not
@@ -35,43 +34,6 @@ extension AssetFetcher {
         let body = response.body
         let feed = try await BlockingIO.run { try GalleryFeed.decode(body, known: known) }
         return .changed(feed, HTTPValidators(headers: response.headers))
-    }
-
-    /// Fetches one asset, conditionally when `validators` are given and not empty: a `304 Not
-    /// Modified` answers ``AssetFetch/notModified``; a `200` is returned only if its bytes are a
-    /// valid PNG. Other statuses throw as ``fetchAsset(_:)`` does.
-    /// `priority`: `.urgent` for a repair a person's change asked for, which then starts before the pass's
-    /// transfers still waiting for a slot.
-    @concurrent
-    public func fetchAsset(
-        _ key: AssetKey, validators: HTTPValidators?, priority: RequestPriority = .normal
-    ) async throws -> AssetFetch {
-        let url = server.url(for: key)
-        let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
-        let started = ContinuousClock.now
-        let response = try await withRetries(url: url) {
-            try Self.checked(
-                try await self.client.get(url, headers: headers, maxBodySize: self.inMemoryBodyLimit, priority: priority),
-                conditional: !headers.isEmpty)
-        }
-        receivedBytes.add(response.body.count)
-        metrics.fetched(bytes: response.body.count, duration: started.duration(to: .now))
-        if response.status == 304 { return .notModified }
-        let body = response.body
-        let info: PNGInfo
-        do {
-            info = try PNGValidator.validate(body, level: verification)
-        } catch {
-            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)", underlying: error)
-        }
-        let asset = Asset(key: key, bytes: body, sha256: Asset.digest(body), width: info.width, height: info.height)
-        return .fetched(asset, HTTPValidators(headers: response.headers))
-    }
-
-    /// The body limit of a fetch held in memory (a conditional refresh; misses stream to disk instead): the
-    /// client's, but no more than the agent reads back as an asset (`DiskStorage.maximumFileSize`).
-    var inMemoryBodyLimit: Int {
-        min(client.configuration.maxBodySize, DiskStorage.maximumFileSize)
     }
 
     /// `64 MiB` for a whole number of mebibytes, else ``ByteCount/format(_:)``.

@@ -16,54 +16,90 @@ public struct StagedAsset: Sendable {
     public let temporaryPath: String
 }
 
+/// What a fetch that may be conditional came to: `304 Not Modified` (no body, no file), or a staged asset.
+public enum StagedFetch: Sendable {
+    /// The server says the asset is the one the validators describe.
+    case notModified
+    /// A `200` whose body is a valid PNG, in its temporary file.
+    case staged(StagedAsset)
+}
+
 extension AssetFetcher {
     /// The whole off-silo job of a miss, on the transfer thread and the task that resumes from it: fetch
     /// (unconditionally) with the body streamed into a new temporary file in `temporaryDirectory` and hashed as
     /// it arrives (`StreamedBodyFile`), then validate the PNG from that file. Memory per transfer is the write
     /// buffer, whatever the image's size. Nothing here touches the silo; the caller decides before (the path is
-    /// the agent's to write) and commits after (`ImageDatabase.commit(_:tag:)`). On any failure, the body cut
+    /// the agent's to write) and commits after (`GroupCommitter.publish(_:tag:)`). On any failure, the body cut
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
     @concurrent
     public func fetchAndStage(
         _ key: AssetKey, in temporaryDirectory: String, priority: RequestPriority = .normal
     ) async throws -> StagedAsset {
+        switch try await fetchAndStage(key, in: temporaryDirectory, validators: nil, priority: priority) {
+        case .staged(let staged):
+            return staged
+        case .notModified:
+            // Unreachable: a 304 to an unconditional request is refused below as the error it is.
+            throw HTTPClientError.httpStatus(304, url: server.url(for: key))
+        }
+    }
+
+    /// ``fetchAndStage(_:in:priority:)``, conditionally when `validators` are given and not empty (a refresh: the
+    /// feed's tag changed): a `304 Not Modified` answers ``StagedFetch/notModified`` with no file made; a `200`
+    /// goes to its temporary file and is validated from it exactly as a miss's body is, under the same body limit.
+    /// Any other status throws ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request.
+    @concurrent
+    public func fetchAndStage(
+        _ key: AssetKey, in temporaryDirectory: String, validators: HTTPValidators?, priority: RequestPriority = .normal
+    ) async throws -> StagedFetch {
         let url = server.url(for: key)
+        let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
-        let (body, validators) = try await withRetries(url: url) {
-            // A new file per attempt: the one of a failed attempt goes with its sink.
+        let answer = try await withRetries(url: url) { () async throws -> (StreamedBodyFile.Finished, HTTPValidators)? in
+            // A new file per attempt: the one of a failed attempt goes with its sink. A 304 makes none.
             let file = StreamedBodyFile(in: temporaryDirectory)
-            let response = try await self.client.get(url, priority: priority, bodySink: file)
+            let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
+            if response.status == 304 && !headers.isEmpty { return nil }
             guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
             return (try file.finish(), HTTPValidators(headers: response.headers))
+        }
+        guard let (body, newValidators) = answer else {
+            metrics.fetched(bytes: 0, duration: started.duration(to: .now))
+            return .notModified
         }
         receivedBytes.add(body.size)
         metrics.fetched(bytes: body.size, duration: started.duration(to: .now))
         let info: PNGInfo
         do {
             info = try Self.validateFile(at: body.path, size: body.size, level: verification)
+        } catch let defect as PNGDefect {
+            unlink(body.path)
+            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(defect)", underlying: defect)
         } catch {
             unlink(body.path)
-            throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(error)", underlying: error)
+            throw error
         }
-        return StagedAsset(
+        return .staged(StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
-            validators: validators, temporaryPath: body.path)
+            validators: newValidators, temporaryPath: body.path))
     }
 
     /// Checks the PNG in the file at `path` (`size` bytes) as `PNGValidator` checks bytes, libpng's limits
-    /// included, through a read-only mapping of the file: its pages are the page cache's, read once in order,
-    /// not a copy of the body in the agent's memory.
+    /// included, reading it through fixed buffers (`PNGValidator.validate(file:...)`): memory does not grow with the
+    /// body. Throws the `PNGDefect` of bytes that are no PNG, a `.system` error when the file cannot be read.
     static func validateFile(at path: String, size: Int, level: PNGVerification) throws -> PNGInfo {
-        guard size > 0 else { return try PNGValidator.validate([], level: level) }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SyncError.system("open", path: path, errno: errno, hint: "cannot read the fetched body") }
         defer { close(fd) }
-        guard let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapping != MAP_FAILED else {
-            throw SyncError.system("mmap", path: path, errno: errno, hint: "cannot read the fetched body")
+        do throws(PNGFileFailure) {
+            return try PNGValidator.validate(file: fd, size: size, level: level)
+        } catch {
+            switch error {
+            case .defect(let defect):
+                throw defect
+            case .unreadable(let call, let code):
+                throw SyncError.system(call, path: path, errno: code, hint: "cannot read the fetched body")
+            }
         }
-        defer { munmap(mapping, size) }
-        _ = madvise(mapping, size, MADV_SEQUENTIAL)
-        let bytes = UnsafeBufferPointer(start: mapping.assumingMemoryBound(to: UInt8.self), count: size)
-        return try PNGValidator.validate(bytes, level: level)
     }
 }

@@ -50,18 +50,6 @@ public struct AssetFetcher: Sendable {
         }
     }
 
-    /// Fetches one asset and returns it only if it is a valid PNG (unconditionally; see
-    /// ``fetchAsset(_:validators:)``).
-    @concurrent
-    public func fetchAsset(_ key: AssetKey) async throws -> Asset {
-        switch try await fetchAsset(key, validators: nil) {
-        case .fetched(let asset, _):
-            return asset
-        case .notModified:
-            throw HTTPClientError.httpStatus(304, url: server.url(for: key))
-        }
-    }
-
     /// Runs `operation`, a request for `url`, again after a transient failure, at most ``retries`` more times.
     ///
     /// Each attempt first waits its turn at ``serverWaits``. An answer that asked to wait (`Retry-After` on a

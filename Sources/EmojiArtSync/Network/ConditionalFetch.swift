@@ -6,12 +6,3 @@ public enum FeedFetch: Sendable {
     /// A new feed, decoded, and its validators.
     case changed(GalleryFeed, HTTPValidators)
 }
-
-/// The outcome of an asset request that may be conditional: `304 Not Modified`, or the asset
-/// (a valid PNG) with the validators to send next time (empty when the server sent none).
-public enum AssetFetch: Sendable {
-    /// The server says the asset is the one the validators describe.
-    case notModified
-    /// The asset, validated, and its validators.
-    case fetched(Asset, HTTPValidators)
-}

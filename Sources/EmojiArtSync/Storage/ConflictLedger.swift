@@ -2,7 +2,7 @@
 /// each is logged once, not once per poll or retry. A different object at the same path, or the same path
 /// after the agent could write it again, is reported anew.
 ///
-/// A plain value owned by whoever reports conflicts (the `ImageDatabase`, on the `SyncActor`).
+/// A plain value owned by whoever reports conflicts (the `AccessLog`, on the `SyncActor`).
 public struct ConflictLedger: Sendable {
     private var reported: [String: String] = [:]
 

@@ -15,7 +15,9 @@ import Glibc
 /// name and removing one are isolated, because they change what the index describes.
 @SyncActor
 public final class DiskStorage {
-    /// Files larger than this are not read back as assets: no gallery image is that big.
+    /// Files larger than this are not read whole into memory (`readFile`: the legacy manifest, small state files).
+    /// Asset files are never read whole: they are checked through fixed buffers, whatever their size
+    /// (`CheckedFile`).
     public nonisolated static let maximumFileSize = 64 * 1024 * 1024
 
     public let directory: SyncDirectory
@@ -59,21 +61,13 @@ public final class DiskStorage {
         }
     }
 
-    /// Reads a regular file without following a symbolic link at its path. Anything else is refused before it
-    /// is opened (`lstat` first: opening a FIFO blocks), and `O_NONBLOCK | O_NOFOLLOW` plus `fstat` cover a swap
-    /// between the two.
+    /// Reads a regular file without following a symbolic link at its path (see `openRegularFile`), whole, into
+    /// memory: for small files only, `limit` bytes at most.
     public nonisolated static func readFile(at path: String, limit: Int = maximumFileSize) throws(SyncError) -> [UInt8] {
-        var before = stat()
-        if lstat(path, &before) != 0 { throw SyncError.system("lstat", path: path, errno: errno, hint: "cannot read the file") }
-        guard (before.st_mode & S_IFMT) == S_IFREG else { throw SyncError(.conflict, "\(path) is not a regular file", path: path) }
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot read the file") }
+        let (fd, size) = try openRegularFile(at: path)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw SyncError.system("fstat", path: path, errno: errno, hint: "cannot read the file") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw SyncError(.conflict, "\(path) is not a regular file", path: path) }
-        guard Int(info.st_size) <= limit else { throw SyncError(.invalidImage, "\(path) is larger than \(limit) bytes", path: path) }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        guard size <= limit else { throw SyncError(.invalidImage, "\(path) is larger than \(limit) bytes", path: path) }
+        var bytes = [UInt8](repeating: 0, count: size)
         var offset = 0
         while true {
             if offset == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 4096)) }
@@ -86,6 +80,28 @@ public final class DiskStorage {
         }
         bytes.removeSubrange(offset...)
         return bytes
+    }
+
+    /// Opens a regular file for reading without following a symbolic link at its path: its descriptor (the caller
+    /// closes it) and its size. Anything else is refused before it is opened (`lstat` first: opening a FIFO
+    /// blocks), and `O_NONBLOCK | O_NOFOLLOW` plus `fstat` cover a swap between the two.
+    nonisolated static func openRegularFile(at path: String) throws(SyncError) -> (fd: Int32, size: Int) {
+        var before = stat()
+        if lstat(path, &before) != 0 { throw SyncError.system("lstat", path: path, errno: errno, hint: "cannot read the file") }
+        guard (before.st_mode & S_IFMT) == S_IFREG else { throw SyncError(.conflict, "\(path) is not a regular file", path: path) }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot read the file") }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = SyncError.system("fstat", path: path, errno: errno, hint: "cannot read the file")
+            close(fd)
+            throw error
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw SyncError(.conflict, "\(path) is not a regular file", path: path)
+        }
+        return (fd, Int(info.st_size))
     }
 
     /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644). Returns its

@@ -122,26 +122,6 @@ public final class GroupCommitter {
         }
     }
 
-    /// Puts bytes fetched into memory at their path (a refresh whose bytes changed): written to a temporary file
-    /// off the silo, then published.
-    func store(_ asset: Asset, tag: String?, validators: HTTPValidators) async throws {
-        guard let bytes = asset.bytes else { return }  // a trusted disk copy is already in place
-        try refuseTakenPath(asset.key, owned: try index.entry(for: asset.key) != nil)  // before writing anything
-        let temporary = try await DiskStorage.writeTemporaryFile(bytes, in: directory.temporaryDirectory)
-        try await publish(StagedAsset(asset: asset, validators: validators, temporaryPath: temporary), tag: tag)
-    }
-
-    /// Throws the (once-logged) conflict when the path of `key` holds something the agent may not write.
-    /// `owned`: the index has a row for `key`. One `lstat`; throws its error when it fails (a path that cannot
-    /// be looked at is not taken, nor free).
-    func refuseTakenPath(_ key: AssetKey, owned: Bool) throws(SyncError) {
-        let path = directory.path(ofAsset: key.fileName)
-        let occupant = try storage.status.occupant(at: path)
-        if let refusal = occupant.refusal(owned: owned) {
-            throw log.conflict(key, path: path, what: refusal, occupant: occupant)
-        }
-    }
-
     /// A regular file the agent did not write sits at the path: adopted when it holds exactly the bytes the
     /// server sent and did not change while it was read (fingerprint taken before the read, compared after), a
     /// conflict otherwise. A file swapped in during the read is never recorded as the agent's.
@@ -173,8 +153,8 @@ public final class GroupCommitter {
     private nonisolated static func digestOfFile(at path: String, hooks: AgentTestHooks?) async -> String? {
         await BlockingIO.run {
             defer { hooks?.runAfterAdoptionRead(path) }
-            guard let bytes = try? DiskStorage.readFile(at: path) else { return nil }
-            return Asset.digest(bytes)
+            // A file that is no valid PNG cannot hold the bytes of one the agent fetched: no digest, not adopted.
+            return try? CheckedFile.read(at: path).sha256
         }
     }
 

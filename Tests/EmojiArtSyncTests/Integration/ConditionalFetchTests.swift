@@ -1,4 +1,5 @@
 import CurlHTTP
+import Foundation
 import EmojiArtGallery
 import EmojiArtSync
 import Synchronization
@@ -45,35 +46,42 @@ struct ConditionalFetchTests {
         await server.stop()
     }
 
-    @Test("an asset fetched with its validators is notModified until its bytes change")
+    @Test("an asset fetched with its validators is notModified (no file) until its bytes change; then it is staged in a temporary file")
     func assetNotModifiedThenFetched() async throws {
         let gallery = try await GalleryFixture()
         let client = try CurlHTTPClient()
         defer { client.shutdown() }
+        let tmp = TemporaryDirectory("conditional-asset")
         do {
             let fetcher = AssetFetcher(client: client, server: try ServerAddress(gallery.baseURL), retries: 0)
             let key = try AssetKey(feedURL: "/gallery/image?3")
-            guard case .fetched(let asset, let validators) = try await fetcher.fetchAsset(key, validators: nil) else {
-                throw TestFailure("an unconditional fetch must return the asset")
+            guard case .staged(let first) = try await fetcher.fetchAndStage(key, in: tmp.path, validators: nil) else {
+                throw TestFailure("an unconditional fetch must stage the asset")
             }
-            #expect(asset.bytes == gallery.server.imageBytes(3))
-            #expect(!validators.isEmpty)
-            let again = try await fetcher.fetchAsset(key, validators: validators)
+            #expect(readBytes(first.temporaryPath) == gallery.server.imageBytes(3))
+            #expect(first.asset.bytes == nil, "the body went to the file, not to memory")
+            #expect(!first.validators.isEmpty)
+            unlink(first.temporaryPath)
+            let again = try await fetcher.fetchAndStage(key, in: tmp.path, validators: first.validators)
             guard case .notModified = again else { throw TestFailure("expected notModified, got \(again)") }
             #expect(gallery.server.requestCount(path: "/gallery/image?3") == 2)
+            #expect(tmp.names().isEmpty, "a 304 makes no file")
 
             gallery.server.setFaults(GalleryFaults(generation: 1))
-            guard case .fetched(let newer, let newValidators) = try await fetcher.fetchAsset(key, validators: validators) else {
-                throw TestFailure("a changed asset must be fetched")
-            }
-            #expect(newer.bytes == gallery.server.imageBytes(3))
-            #expect(newer.bytes != asset.bytes)
-            #expect(newValidators != validators)
-            #expect(try await fetcher.fetchAsset(key).bytes == newer.bytes)
+            let changed = try await fetcher.fetchAndStage(key, in: tmp.path, validators: first.validators)
+            guard case .staged(let newer) = changed else { throw TestFailure("a changed asset must be staged, got \(changed)") }
+            #expect(readBytes(newer.temporaryPath) == gallery.server.imageBytes(3))
+            #expect(newer.asset.sha256 != first.asset.sha256)
+            #expect(newer.validators != first.validators)
+            unlink(newer.temporaryPath)
 
-            // A validator is still no excuse for garbage: the error item is refused as before.
+            // A validator is still no excuse for garbage: the error item is refused as before, and leaves no file.
             let missing = try AssetKey(feedURL: "/gallery/image?10")
-            await #expect(throws: SyncError.self) { try await fetcher.fetchAsset(missing, validators: newValidators) }
+            let refusal = await #expect(throws: SyncError.self) {
+                try await fetcher.fetchAndStage(missing, in: tmp.path, validators: newer.validators)
+            }
+            #expect(refusal?.code == .invalidImage)
+            #expect(tmp.names().isEmpty)
         } catch {
             await gallery.stop()
             throw error

@@ -1,4 +1,6 @@
+import CPNG
 import EmojiArtGallery
+import EmojiArtPNG
 @testable import EmojiArtSync
 import Foundation
 import TestSupport
@@ -90,6 +92,71 @@ struct ScrubTests {
         let unsynced = try await AgentProcess.run(["scrub", "--dir", plain.path], outputDirectory: out.path)
         #expect(unsynced.status == 1 && unsynced.stderr.contains("no agent has synced it"), "\(unsynced.stderr)")
         #expect(plain.names().isEmpty, "\(plain.names())")
+    }
+
+    /// Before: a file over 64 MiB was "larger than any image" to the read-back, so the scrub called a photo the agent
+    /// had mirrored itself damaged, and the next pass fetched it again, for ever. Now it is read through fixed buffers,
+    /// found intact, and found damaged when it is. The PNG is a 1x1 image with 64 MiB of zeros in padding chunks,
+    /// sent deflated (`Content-Encoding: deflate`), so the test moves a few hundred KiB, not 64 MiB.
+    @Test func aFileLargerThanTheOldReadBackCapIsScrubbedNotRefused() async throws {
+        let gallery = try await GalleryFixture(count: 3, imageSize: .small)
+        let large = try Self.paddedPNG(paddingChunks: 4)
+        #expect(large.count > 64 << 20)
+        let deflated = try Self.deflated(large)
+        let server = try CraftedHTTPServer { target in
+            guard target == "/gallery/image?2" else { return gallery.reply(for: target) }
+            return .respond(
+                status: 200, headers: [("Content-Type", "image/png"), ("Content-Encoding", "deflate")], body: deflated)
+        }
+        defer { server.stop() }
+        let dir = TemporaryDirectory("scrub-large")
+        let out = TemporaryDirectory("scrub-large-out")
+        let address = try ServerAddress(server.origin)
+        let report = try await gallery.syncOnce(dir: dir.path) { configuration in
+            configuration.server = address
+            configuration.maxBodySize = AgentConfiguration(directory: configuration.directory).maxBodySize
+        }
+        #expect(report.isComplete, "\(report.failures)")
+        let path = dir.file("gallery_image_2.png")
+        #expect(readBytes(path).map(SHA256Digest.hex(of:)) == SHA256Digest.hex(of: large), "mirrored byte-identical")
+
+        let scrub = try await AgentProcess.run(["scrub", "--dir", dir.path, "-q"], outputDirectory: out.path)
+        #expect(scrub.status == 0, "\(scrub.stdout) \(scrub.stderr)")
+        #expect(scrub.stdout.contains("scrubbed 3 files"), "\(scrub.stdout)")
+        #expect(scrub.stdout.contains(": 0 damaged"), "\(scrub.stdout)")
+
+        try await rotInPlace(path, dir: dir.path)
+        let rotten = try await AgentProcess.run(["scrub", "--dir", dir.path, "-q"], outputDirectory: out.path)
+        #expect(rotten.status == ExitStatus.partial.rawValue, "\(rotten.stdout) \(rotten.stderr)")
+        #expect(rotten.stdout.contains("damaged: gallery_image_2.png"), "\(rotten.stdout)")
+        await gallery.stop()
+    }
+
+    /// A valid 1x1 PNG with `paddingChunks` private ancillary chunks (`paDd`) of 16 MiB of zeros each before IEND.
+    static func paddedPNG(paddingChunks: Int) throws -> [UInt8] {
+        let image = try PNGEncoder.encodeRGBA(width: 1, height: 1, pixels: [0x10, 0x20, 0x30, 0xFF])
+        let size = 16 << 20
+        var padding = Array("paDd".utf8) + [UInt8](repeating: 0, count: size)
+        let crc = padding.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
+        padding.removeFirst(4)
+        func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        var png = Array(image.dropLast(12))
+        png.reserveCapacity(png.count + paddingChunks * (size + 12) + 12)
+        for _ in 0..<paddingChunks {
+            png += bigEndian(UInt32(size)) + Array("paDd".utf8)
+            png += padding
+            png += bigEndian(crc)
+        }
+        return png + image.suffix(12)
+    }
+
+    /// `bytes` in zlib's format (`Content-Encoding: deflate`), at zlib's fastest level.
+    static func deflated(_ bytes: [UInt8]) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(compressBound(uLong(bytes.count))))
+        var count = uLongf(output.count)
+        let code = bytes.withUnsafeBufferPointer { source in compress2(&output, &count, source.baseAddress, uLong(source.count), 1) }
+        try #require(code == Z_OK)
+        return Array(output.prefix(Int(count)))
     }
 
     /// Flips a byte in the middle of the file, then records the file's new fingerprint in the index: what a
