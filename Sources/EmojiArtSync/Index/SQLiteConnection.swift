@@ -1,5 +1,9 @@
 import CSQLite
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One connection to an SQLite database file, with the few operations the index needs: run a statement,
 /// prepare one once and run it many times with bound values, and wrap work in a transaction.
 ///
@@ -18,6 +22,39 @@ final class SQLiteConnection {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
             throw SyncError(.system, "cannot open the index \(path): \(message)", path: path, underlying: SQLiteStatus(code: status))
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 2000)
+    }
+
+    /// A database in memory holding a copy of the one at `path`, which is read and never written: nothing is
+    /// created beside it. A database with no write-ahead log beside it (the agent's last connection closed it) is
+    /// opened `immutable`, which takes no lock and makes no `-wal` or `-shm` file; one with a log is opened
+    /// read-only, which reads the log the last run left. Changes go to the copy only (`--dry-run`).
+    convenience init(copyOf path: String) throws(SyncError) {
+        let source = try SQLiteConnection(readingOnly: path)
+        try self.init(path: ":memory:")
+        let backup = sqlite3_backup_init(handle, "main", source.handle, "main")
+        guard let backup else { throw error("cannot copy \(path) into memory", status: sqlite3_errcode(handle)) }
+        let stepped = sqlite3_backup_step(backup, -1)
+        sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE else { throw source.error("cannot copy the index into memory", status: stepped) }
+    }
+
+    /// Opens `path` read-only as `init(copyOf:)` describes.
+    private init(readingOnly path: String) throws(SyncError) {
+        var logInfo = stat()
+        let hasLog = stat(path + "-wal", &logInfo) == 0 && logInfo.st_size > 0
+        let escaped = path.replacing("%", with: "%25").replacing("?", with: "%3f").replacing("#", with: "%23")
+        let uri = "file:" + escaped + (hasLog ? "?mode=ro" : "?immutable=1")
+        var db: OpaquePointer?
+        let status = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw SyncError(.system, "cannot read the index \(path): \(message)", path: path, underlying: SQLiteStatus(code: status))
         }
         self.handle = db
         self.path = path
