@@ -80,6 +80,23 @@ struct DryRunTests {
         #expect(!dir.names().contains("gallery_image_3.png"))
     }
 
+    @Test func aDryRunOfADirectoryAnAgentHoldsStopsAsTheRealRunWouldWithoutTouchingTheLock() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 1)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-locked")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        let lock = try DirectoryLock.acquire(path: directory.lockPath)
+        defer { lock.release() }
+        let before = try DirectorySnapshot(dir.path)
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(run.status == ExitStatus.locked.rawValue, "\(run.stderr)")
+        #expect(run.stderr.contains("PID \(getpid())"), "\(run.stderr)")
+        #expect(try DirectorySnapshot(dir.path) == before)
+    }
+
     @Test func aPersonsFileOnAnAssetPathIsReportedAsTheConflictTheRealRunFindsAndLeftAlone() async throws {
         let out = TemporaryDirectory("dry-out")
         let gallery = try await GalleryFixture(count: 2)
