@@ -100,7 +100,8 @@ extension StreamedBodyTests {
         try #require(code == Z_OK)
         inflated = []
         let bomb = Array(deflated.prefix(Int(deflatedCount)))
-        let server = try CraftedHTTPServer { target in
+        let server = try TestHTTPServer { request in
+            let target = request.target
             guard target == "/gallery/image?2" else { return gallery.reply(for: target) }
             return .respond(
                 status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "deflate")],
