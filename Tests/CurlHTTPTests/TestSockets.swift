@@ -12,7 +12,7 @@ struct TestSocketError: Error, CustomStringConvertible {
 }
 
 /// Raw socket helpers for tests: listeners on 127.0.0.1, closed ports, a listener whose
-/// accept queue is full, and counts of the process's file descriptors and threads.
+/// accept queue is full. (The process's descriptors and threads: `ProcessResources` in TestSupport.)
 enum TestSockets {
     /// A TCP socket listening on 127.0.0.1 at a port the kernel picked; returns fd and port.
     static func listen(backlog: Int32) throws -> (fd: Int32, port: Int) {
@@ -55,48 +55,6 @@ enum TestSockets {
             }
         }
         return fd
-    }
-
-    /// Number of open file descriptors of this process (entries of `/proc/self/fd`).
-    static func openFileDescriptorCount() -> Int {
-        directoryEntryCount("/proc/self/fd")
-    }
-
-    /// Number of threads of this process (entries of `/proc/self/task`).
-    static func threadCount() -> Int {
-        directoryEntryCount("/proc/self/task")
-    }
-
-    /// Threads of this process named `name` (`/proc/self/task/*/comm`).
-    static func threadCount(named name: String) -> Int {
-        guard let directory = opendir("/proc/self/task") else { return -1 }
-        defer { closedir(directory) }
-        var count = 0
-        while let entry = readdir(directory) {
-            let task = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard task.first != ".", let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
-            defer { fclose(file) }
-            var line = [CChar](repeating: 0, count: 64)
-            if fgets(&line, Int32(line.count), file) != nil,
-                String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == name {
-                count += 1
-            }
-        }
-        return count
-    }
-
-    private static func directoryEntryCount(_ path: String) -> Int {
-        guard let directory = opendir(path) else { return -1 }
-        defer { closedir(directory) }
-        var count = 0
-        while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
-            }
-            if !isDot { count += 1 }
-        }
-        // opendir's own descriptor is in the listing of /proc/self/fd.
-        return path == "/proc/self/fd" ? count - 1 : count
     }
 
     private static func loopback(port: Int) -> sockaddr_in {

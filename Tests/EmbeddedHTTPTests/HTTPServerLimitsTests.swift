@@ -24,7 +24,6 @@ struct HTTPServerLimitsTests {
         defer { client.shutdown() }
         // Warm up: the client's thread, the handler threads and the cooperative pool exist from here on.
         for _ in 0..<4 { _ = try await client.get("http://127.0.0.1:\(port)/warm-up") }
-        let threadsBefore = ProcessResources.threads
         var junk: [RawClient] = []
         for _ in 0..<300 {
             let raw = try RawClient(port: port)
@@ -36,8 +35,8 @@ struct HTTPServerLimitsTests {
         let response = try await client.get("http://127.0.0.1:\(port)/metrics")
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "answered")
+        // Counted by name: tests beside this one start threads of their own.
         #expect(ProcessResources.serverThreads <= 1 + limits.handlerThreads, "the event loop and the handler threads")
-        #expect(ProcessResources.threads <= threadsBefore + limits.handlerThreads, "was \(threadsBefore)")
         #expect(server.openConnections <= limits.maximumConnections)
         await server.stop(gracePeriod: .zero)
     }
