@@ -50,7 +50,7 @@ struct FaultTests {
     )
     func truncatedWithCurl() async throws {
         try await withGallery(faults: GalleryFaults(allImages: .truncated)) { server, baseURL in
-            let run = try await runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", baseURL + "/gallery/image?1"])
+            let run = try await ChildProcess.run(executable: "/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", baseURL + "/gallery/image?1"])
             #expect(run.status == 18, "curl stderr: \(run.stderr)")
             #expect(run.stdout == "200 \(server.imageBytes(1).count / 2)")
         }
