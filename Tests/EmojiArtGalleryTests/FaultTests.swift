@@ -88,7 +88,7 @@ struct FaultTests {
 
     @Test("endless: the server does not run ahead of a slow reader (nothing piles up beyond the socket)")
     func endlessBackPressure() async throws {
-        let record = RecordBox()
+        let record = Shared<GalleryRequestRecord?>(nil)
         try await withGallery(faults: GalleryFaults(allImages: .endless), requestLogger: { record.set($0) }) { server, baseURL in
             let limit = 2 * 1024 * 1024
             // About 1.5 s of reading 64 KiB at a time through a 64 KiB receive buffer.

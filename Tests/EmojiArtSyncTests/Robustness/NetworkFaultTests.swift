@@ -101,11 +101,11 @@ struct NetworkFaultTests {
 
     @Test func aConnectionResetInTheMiddleOfABodyFailsThatAssetOnlyAndTheNextPassFetchesIt() async throws {
         let gallery = try await GalleryFixture(count: 6)
-        let misbehave = Flag(true)
+        let misbehave = Shared(true)
         let image = gallery.server.imageBytes(3)
         let server = try TestHTTPServer { request in
             let target = request.target
-            guard target == "/gallery/image?3", misbehave.isSet else { return gallery.reply(for: target) }
+            guard target == "/gallery/image?3", misbehave.value else { return gallery.reply(for: target) }
             return .lying(declaredLength: image.count, body: Array(image.prefix(image.count / 2)), ending: .reset)
         }
         defer { server.stop() }
@@ -135,12 +135,12 @@ struct NetworkFaultTests {
     /// PNG: curl takes that many bytes and the PNG check refuses the cut image.
     @Test func aContentLengthThatLiesIsRefusedAndNothingIsWritten() async throws {
         let gallery = try await GalleryFixture(count: 6)
-        let misbehave = Flag(true)
+        let misbehave = Shared(true)
         let longer = gallery.server.imageBytes(2)
         let shorter = gallery.server.imageBytes(4)
         let server = try TestHTTPServer { request in
             let target = request.target
-            guard misbehave.isSet else { return gallery.reply(for: target) }
+            guard misbehave.value else { return gallery.reply(for: target) }
             switch target {
             case "/gallery/image?2": return .lying(declaredLength: longer.count + 100, body: longer, ending: .close)
             case "/gallery/image?4": return .lying(declaredLength: shorter.count / 2, body: shorter, ending: .close)
@@ -177,13 +177,13 @@ struct NetworkFaultTests {
         let gallery = try await GalleryFixture(count: 5)
         let elsewhere = try TestHTTPServer(host: "127.0.0.2") { gallery.reply(for: $0.target) }
         defer { elsewhere.stop() }
-        let redirectFeed = Flag(false)
+        let redirectFeed = Shared(false)
         let front = try TestHTTPServer { request in
             let target = request.target
             if target == "/gallery/image?3" {
                 return .respond(status: 302, headers: [("Location", elsewhere.origin + target)])
             }
-            if target == "/gallery/images", redirectFeed.isSet {
+            if target == "/gallery/images", redirectFeed.value {
                 return .respond(status: 301, headers: [("Location", elsewhere.origin + target)])
             }
             return gallery.reply(for: target)
