@@ -1,4 +1,5 @@
 import CSQLite
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -30,11 +31,16 @@ final class SQLiteConnection {
     }
 
     /// A database in memory holding a copy of the one at `path`, which is read and never written: nothing is
-    /// created beside it. A database with no write-ahead log beside it (the agent's last connection closed it) is
-    /// opened `immutable`, which takes no lock and makes no `-wal` or `-shm` file; one with a log is opened
-    /// read-only, which reads the log the last run left. Changes go to the copy only (`--dry-run`).
+    /// created or changed beside it (`--dry-run`). A database with no write-ahead log beside it (the agent's last
+    /// connection closed it) is opened `immutable`, which takes no lock and makes no `-wal` or `-shm` file. One
+    /// with a log (a run that ended without closing it) is copied with its log to a private directory under
+    /// `$TMPDIR` and read there: reading the log in place would rebuild its `-shm` index in DIR.
     convenience init(copyOf path: String) throws(SyncError) {
-        let source = try SQLiteConnection(readingOnly: path)
+        var logInfo = stat()
+        let hasLog = stat(path + "-wal", &logInfo) == 0 && logInfo.st_size > 0
+        let scratch = hasLog ? try Self.privateCopy(of: path) : nil
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch.directory) } }
+        let source = try SQLiteConnection(readingOnly: scratch?.database ?? path, immutable: !hasLog)
         try self.init(path: ":memory:")
         let backup = sqlite3_backup_init(handle, "main", source.handle, "main")
         guard let backup else { throw error("cannot copy \(path) into memory", status: sqlite3_errcode(handle)) }
@@ -43,12 +49,29 @@ final class SQLiteConnection {
         guard stepped == SQLITE_DONE else { throw source.error("cannot copy the index into memory", status: stepped) }
     }
 
-    /// Opens `path` read-only as `init(copyOf:)` describes.
-    private init(readingOnly path: String) throws(SyncError) {
-        var logInfo = stat()
-        let hasLog = stat(path + "-wal", &logInfo) == 0 && logInfo.st_size > 0
+    /// Copies the database at `path` and its write-ahead log into a new private directory.
+    private static func privateCopy(of path: String) throws(SyncError) -> (directory: String, database: String) {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/emojiart-sync-index-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw SyncError.system("mkdtemp", path: base, errno: errno, hint: "cannot make a private copy of the index")
+        }
+        let directory = String(cString: made)
+        let database = directory + "/index.sqlite3"
+        do {
+            try FileManager.default.copyItem(atPath: path, toPath: database)
+            try FileManager.default.copyItem(atPath: path + "-wal", toPath: database + "-wal")
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw SyncError(.system, "cannot copy the index \(path) to \(directory): \(error)", path: path)
+        }
+        return (directory, database)
+    }
+
+    /// Opens `path` read-only; `immutable`: without locks or any file beside it.
+    private init(readingOnly path: String, immutable: Bool) throws(SyncError) {
         let escaped = path.replacing("%", with: "%25").replacing("?", with: "%3f").replacing("#", with: "%23")
-        let uri = "file:" + escaped + (hasLog ? "?mode=ro" : "?immutable=1")
+        let uri = "file:" + escaped + (immutable ? "?immutable=1" : "?mode=ro")
         var db: OpaquePointer?
         let status = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
         guard status == SQLITE_OK, let db else {

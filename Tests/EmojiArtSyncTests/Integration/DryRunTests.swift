@@ -80,6 +80,34 @@ struct DryRunTests {
         #expect(!dir.names().contains("gallery_image_3.png"))
     }
 
+    /// A run that ended without closing the index leaves rows in its write-ahead log: the dry run reads them
+    /// (from a private copy), and the log and its `-shm` index in DIR stay exactly as they were.
+    @Test(.enabled(if: RepositoryFiles.tool("python3") != nil, "python3 writes the log the way a killed run leaves it"))
+    func aDryRunReadsTheWriteAheadLogAKilledRunLeftWithoutTouchingIt() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 2)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-wal")
+        #expect(try await gallery.syncOnce(dir: dir.path).isComplete)
+        let index = SyncDirectory(dir.path).indexPath
+        // A writer that commits a new tag for image 2 into the log and is killed before it checkpoints.
+        let script = """
+            import os, signal, sqlite3
+            c = sqlite3.connect('\(index)'); c.execute('PRAGMA wal_autocheckpoint=0')
+            c.execute("UPDATE files SET tag = 'older' WHERE name = 'gallery_image_2.png'"); c.commit()
+            os.kill(os.getpid(), signal.SIGKILL)
+            """
+        _ = try await ChildProcess.run(executable: try #require(RepositoryFiles.tool("python3")), ["-c", script])
+        var log = stat()
+        try #require(stat(index + "-wal", &log) == 0 && log.st_size > 0, "the killed writer left its log")
+        let before = try DirectorySnapshot(dir.path)
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(try DirectorySnapshot(dir.path) == before, "the log and its -shm as they were")
+        #expect(run.status == ExitStatus.success.rawValue, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("would-refresh gallery_image_2.png key=/gallery/image?2 "), "\(run.stdout)")
+    }
+
     @Test func aDryRunOfADirectoryAnAgentHoldsStopsAsTheRealRunWouldWithoutTouchingTheLock() async throws {
         let out = TemporaryDirectory("dry-out")
         let gallery = try await GalleryFixture(count: 1)
