@@ -9,8 +9,11 @@ import Testing
 /// slowloris) hold neither threads nor the port, and clients that are too slow are disconnected.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct HTTPServerLimitsTests {
+    /// What this suite's servers call their threads: counted apart from other suites' servers.
+    static let threadName = "limits-http"
+
     static func server(_ limits: HTTPServerLimits) -> HTTPServer {
-        HTTPServer(host: "127.0.0.1", port: 0, limits: limits) { _ in
+        HTTPServer(host: "127.0.0.1", port: 0, limits: limits, threadName: threadName) { _ in
             HTTPServerResponse(status: .ok, headerFields: [.contentType: "text/plain"], body: .bytes(Array("answered".utf8)))
         }
     }
@@ -36,7 +39,9 @@ struct HTTPServerLimitsTests {
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "answered")
         // Counted by name: tests beside this one start threads of their own.
-        #expect(ProcessResources.serverThreads <= 1 + limits.handlerThreads, "the event loop and the handler threads")
+        #expect(
+            ProcessResources.current().threads(named: Self.threadName) <= 1 + limits.handlerThreads,
+            "the event loop and the handler threads")
         #expect(server.openConnections <= limits.maximumConnections)
         await server.stop(gracePeriod: .zero)
     }

@@ -2,7 +2,7 @@ import EmbeddedHTTP
 import TestSupport
 
 extension ProcessResources {
-    /// Threads of the servers, by the name EmbeddedHTTP gives them (`embedded-http`): the suites of this target
-    /// run their servers one at a time.
-    static var serverThreads: Int { current().threads(named: HTTPServer.threadName) }
+    /// Threads of the servers of this target's tests, which carry the default name (`embedded-http`); a test
+    /// that counts them while other suites' servers run names its own server's threads and counts those.
+    static var serverThreads: Int { current().threads(named: HTTPServer.defaultThreadName) }
 }

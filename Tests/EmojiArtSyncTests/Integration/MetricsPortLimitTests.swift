@@ -27,8 +27,8 @@ struct MetricsPortLimitTests {
         func waitForClose() -> Bool { client.readToEnd().closed }
     }
 
-    /// The endpoint's threads, by the name EmbeddedHTTP gives them (other tests' threads share the process).
-    static var serverThreads: Int { ProcessResources.current().threads(named: HTTPServer.threadName) }
+    /// The endpoint's threads, by their name (other tests' threads, their galleries' included, share the process).
+    static var serverThreads: Int { ProcessResources.current().threads(named: MetricsEndpoint.threadName) }
 
     static func registry() -> PrometheusCollectorRegistry {
         let registry = PrometheusCollectorRegistry()
