@@ -1,3 +1,5 @@
+import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,25 +18,7 @@ struct TestSocketError: Error, CustomStringConvertible {
 enum TestSockets {
     /// A TCP socket listening on 127.0.0.1 at a port the kernel picked; returns fd and port.
     static func listen(backlog: Int32) throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestSocketError(call: "socket", errno: errno) }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            let error = TestSocketError(call: "bind", errno: errno)
-            close(fd)
-            throw error
-        }
-        guard Glibc.listen(fd, backlog) == 0 else {
-            let error = TestSocketError(call: "listen", errno: errno)
-            close(fd)
-            throw error
-        }
-        return (fd, try port(of: fd))
+        try LoopbackListener.listen(host: "127.0.0.1", backlog: backlog)
     }
 
     /// A port on 127.0.0.1 where nothing listens: bound, read, and closed again.
@@ -63,15 +47,5 @@ enum TestSockets {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         return address
-    }
-
-    private static func port(of fd: Int32) throws -> Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let result = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard result == 0 else { throw TestSocketError(call: "getsockname", errno: errno) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

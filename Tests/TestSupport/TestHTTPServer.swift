@@ -95,7 +95,7 @@ public final class TestHTTPServer: Sendable {
     /// `handler`. A non-empty `greeting` is written to each connection as soon as it is accepted, before any
     /// request (to play a server that speaks the wrong protocol).
     public init(host: String = "127.0.0.1", greeting: [UInt8] = [], handler: @escaping @Sendable (Request) -> Reply) throws {
-        let (listener, port) = try Self.listen(host: host, backlog: 128)
+        let (listener, port) = try LoopbackListener.listen(host: host, backlog: 128)
         self.host = host
         self.listener = listener
         self.port = port
@@ -111,29 +111,6 @@ public final class TestHTTPServer: Sendable {
     /// `http://HOST:PORT` followed by `path`.
     public func url(_ path: String) -> String { origin + path }
 
-    /// A TCP socket listening on `host` at a port the kernel picked; its descriptor and port.
-    private static func listen(host: String, backlog: Int32) throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            close(fd)
-            throw TestFailure("not an IPv4 address: \(host)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && Glibc.listen(fd, backlog) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            let error = errno
-            close(fd)
-            throw TestFailure("cannot listen on \(host): errno \(error)")
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
-    }
 
     /// Connections accepted so far.
     public var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
