@@ -141,9 +141,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // What every test target shares: polling until a condition holds, a temporary directory per test.
+        // What every test target shares: polling until a condition holds, a temporary directory per test, the test
+        // HTTP server for crafted replies, the raw client, process resources.
         .target(
             name: "TestSupport",
+            dependencies: ["POSIXThreads"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),

@@ -23,8 +23,11 @@ public final class HTTPServer: Sendable {
     /// Answers one request, on a handler thread.
     public typealias Handler = @Sendable (HTTPServerRequest) -> HTTPServerResponse
 
-    /// The name every thread of a server carries (`/proc/PID/task/*/comm`, `top -H`).
-    public static let threadName = "embedded-http"
+    /// The name a server's threads carry unless it is given another (`/proc/PID/task/*/comm`, `top -H`).
+    public static let defaultThreadName = "embedded-http"
+    /// The name every thread of this server carries (at most 15 bytes are kept by the kernel): one per kind of
+    /// server tells them apart in `top -H`, and lets a test count one server's threads among others'.
+    public let threadName: String
 
     private let host: String
     private let requestedPort: Int
@@ -65,10 +68,13 @@ public final class HTTPServer: Sendable {
     ///   - maximumHeadSize: a longer request head is answered `431` and the connection closed.
     ///   - maximumBodySize: a longer request body is answered `413` and the connection closed.
     ///   - limits: connections, threads and timeouts.
+    ///   - threadName: what its threads are called.
     public init(
         host: String, port: Int, maximumHeadSize: Int = 16 * 1024, maximumBodySize: Int = 1 << 20,
-        limits: HTTPServerLimits = HTTPServerLimits(), handler: @escaping Handler
+        limits: HTTPServerLimits = HTTPServerLimits(), threadName: String = HTTPServer.defaultThreadName,
+        handler: @escaping Handler
     ) {
+        self.threadName = threadName
         self.host = host
         self.requestedPort = port
         self.maximumHeadSize = maximumHeadSize
@@ -101,7 +107,7 @@ public final class HTTPServer: Sendable {
             maximumBodySize: maximumBodySize)
         let thread: JoinableThread
         do {
-            thread = try JoinableThread.start(name: Self.threadName, handing: loop) { $0.run() }
+            thread = try JoinableThread.start(name: threadName, handing: loop) { $0.run() }
         } catch {
             for descriptor in [fd] + wakePipe { Glibc.close(descriptor) }
             throw HTTPServerError(.cannotListen, error.description)
@@ -130,7 +136,7 @@ public final class HTTPServer: Sendable {
         let waiter = Mutex<JoinableThread?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             do {
-                let thread = try JoinableThread.start(name: Self.threadName) { [self] in
+                let thread = try JoinableThread.start(name: threadName) { [self] in
                     stopBlocking(gracePeriod: gracePeriod)
                     continuation.resume()
                 }
@@ -231,7 +237,7 @@ public final class HTTPServer: Sendable {
         }
         if startHandler {
             do {
-                let thread = try JoinableThread.start(name: Self.threadName) { [self] in answerJobs(countedIdle: true) }
+                let thread = try JoinableThread.start(name: threadName) { [self] in answerJobs(countedIdle: true) }
                 state.withLock { $0.handlerThreads.append(thread) }
             } catch {
                 state.withLock { $0.idleHandlers -= 1 }  // the threads there are will take it

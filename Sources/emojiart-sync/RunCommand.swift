@@ -29,6 +29,11 @@ struct RunOptions: ParsableArguments {
     @Flag(name: .long, help: "Sync once, then exit with a status that says how complete DIR is.")
     var once = false
 
+    // A flag only, never a setting of the environment or the config file: left there it would turn every later
+    // `--once` into a run that changes nothing (man page, --dry-run).
+    @Flag(name: .long, help: "With --once: print what the run would fetch, replace, adopt, refresh, refuse and remove, one line each, and change nothing in DIR (the feed is read, no image is downloaded).")
+    var dryRun = false
+
     // Numbers and durations are parsed `.unconditional`ly, so `--interval -5` reaches the range check and
     // its message instead of reading `-5` as an unknown option.
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Time between feed polls, jittered by 10%: 90s, 5m, 1h (a plain number is seconds)\(Self.defaultText(.interval)).", valueName: "duration"))
@@ -145,6 +150,12 @@ struct RunOptions: ParsableArguments {
 enum RunCommand {
     static func run(_ options: RunOptions) async throws {
         let (settings, _) = try await options.settings()
+        if options.dryRun {
+            guard settings.once else {
+                throw SettingsError("--dry-run needs --once: it shows what one pass would do, and the agent has no dry run").usageExit()
+            }
+            return try await runDryRun(settings)
+        }
         // A live progress line only for a person watching a one-shot run.
         let progressLine = settings.once && !settings.quiet && ProgressLine.isTerminal() ? ProgressLine() : nil
         let configuration = settings.agentConfiguration(progressLine: progressLine)
@@ -186,6 +197,25 @@ enum RunCommand {
             printError("emojiart-sync: \(error)")
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
+    }
+
+    /// `--once --dry-run`: the plan on stdout, one line per decision then the summary, the same on a terminal and
+    /// off one; the exit status the real run would have as far as it can be known without downloading.
+    static func runDryRun(_ settings: RunSettings) async throws {
+        let report: DryRunReport
+        do {
+            report = try await DryRun.run(configuration: settings.agentConfiguration(progressLine: nil))
+        } catch let error as SyncError where error.code == .locked {
+            printError("emojiart-sync: \(error)")
+            throw ExitCode(ExitStatus.locked.rawValue)
+        } catch {
+            printError("emojiart-sync: dry run failed: \(error)")
+            throw ExitCode(ExitStatus.fatal.rawValue)
+        }
+        if let notice = report.notice { printError("emojiart-sync: \(notice)") }
+        let text = (report.decisions.map(\.line) + [report.summary]).joined(separator: "\n") + "\n"
+        _ = try? FileDescriptor.standardOutput.writeAll(text.utf8)
+        if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
     }
 
     /// How many missing assets a `--once` run names on stderr before it says how many more there are.

@@ -37,7 +37,10 @@ enum RunHelp {
           DIR/.emojiart-sync/; files it did not write are never modified, moved or deleted. Without --once it
           keeps running: it watches DIR with inotify and repairs its files at once, polls the feed every
           --interval, and answers signals. With --once on a terminal, a progress line and a summary are
-          drawn on stderr instead of the log lines.
+          drawn on stderr instead of the log lines. --once --dry-run prints what the run would do, one
+          line per decision (would-fetch, would-replace, would-adopt, would-refresh, would-remove,
+          would-keep, would-conflict, would-refuse NAME key=...) and a line of counts, fetching the feed
+          but no image and writing nothing in DIR; it exits as the run would as far as that shows.
 
         SETTINGS:
           Each option can also be set in the environment (EMOJIART_SYNC_ and its name: EMOJIART_SYNC_DIR,

@@ -1,4 +1,5 @@
 import CurlHTTP
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

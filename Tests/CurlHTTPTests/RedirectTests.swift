@@ -1,4 +1,5 @@
 @testable import CurlHTTP
+import TestSupport
 import Testing
 
 /// Redirects: followed on the same host up to the limit, never to another host, each refusal named.

@@ -1,5 +1,6 @@
 import CurlHTTP
 import EmojiArtGallery
+import TestSupport
 import Testing
 
 /// Extra request headers, `304 Not Modified`, and the per-request body limit.

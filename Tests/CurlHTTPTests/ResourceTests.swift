@@ -41,13 +41,13 @@ struct ResourceTests {
     func theLoopThreadIsNamedAndEndsWithShutdown() async throws {
         let result = try #require(
             await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-                let before = TestSockets.threadCount(named: CurlHTTPClient.threadName)
+                let before = ProcessResources.current().threads(named: CurlHTTPClient.threadName)
                 let client = try CurlHTTPClient()
                 // The thread names itself as it starts.
-                _ = await eventually(timeout: .seconds(5)) { TestSockets.threadCount(named: CurlHTTPClient.threadName) == 1 }
-                let running = TestSockets.threadCount(named: CurlHTTPClient.threadName)
+                _ = await eventually(timeout: .seconds(5)) { ProcessResources.current().threads(named: CurlHTTPClient.threadName) == 1 }
+                let running = ProcessResources.current().threads(named: CurlHTTPClient.threadName)
                 client.shutdown()
-                let after = TestSockets.threadCount(named: CurlHTTPClient.threadName)
+                let after = ProcessResources.current().threads(named: CurlHTTPClient.threadName)
                 let line = Array("curl-loop threads \(before) \(running) \(after)\n".utf8)
                 _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
             })
@@ -102,8 +102,8 @@ private struct LeakCheck: CustomStringConvertible {
         // Warm-up: libcurl's one-time set-up, the concurrency pool's threads, the server's first thread.
         try await cycle(server: server, explicitShutdown: true)
         _ = await eventually(timeout: .seconds(5)) { server.openConnections == 0 }
-        let fdsBefore = TestSockets.openFileDescriptorCount()
-        let threadsBefore = TestSockets.threadCount()
+        let fdsBefore = ProcessResources.current().descriptorCount
+        let threadsBefore = ProcessResources.current().threadCount
 
         for index in 0..<cycles {
             // Every other client is just dropped: deinit must shut it down just as well.
@@ -113,11 +113,11 @@ private struct LeakCheck: CustomStringConvertible {
         // The server's connection threads end when they see the client hang up.
         _ = await eventually(timeout: .seconds(5)) { server.openConnections == 0 }
         _ = await eventually(timeout: .seconds(5)) {
-            TestSockets.openFileDescriptorCount() <= fdsBefore && TestSockets.threadCount() <= threadsBefore
+            ProcessResources.current().descriptorCount <= fdsBefore && ProcessResources.current().threadCount <= threadsBefore
         }
         return LeakCheck(
-            fileDescriptors: (fdsBefore, TestSockets.openFileDescriptorCount()),
-            threads: (threadsBefore, TestSockets.threadCount()),
+            fileDescriptors: (fdsBefore, ProcessResources.current().descriptorCount),
+            threads: (threadsBefore, ProcessResources.current().threadCount),
             openConnectionsAfter: server.openConnections,
             acceptedConnections: server.acceptedConnections - 1,
             cycles: cycles)

@@ -1,4 +1,5 @@
 import CurlHTTP
+import TestSupport
 import Testing
 
 /// What a successful transfer hands back: exact bytes, status and headers, whatever the status.

@@ -119,18 +119,28 @@ struct HTTPServerTests {
         return (idle, busy)
     }
 
+    /// Counts every descriptor of the process, so it runs in a child process of its own (an exit test), where no
+    /// other test opens any; the child says what it found on stderr and exits 1 when something was left.
     @Test func stopEndsABodyInProgressAndLeavesNoDescriptorOrThreadBehind() async throws {
-        // A first round warms up whatever the process makes once (a timer's descriptor, for one).
-        _ = try await Self.stopWithABodyInProgress()
-        let descriptors = ProcessResources.descriptors
-        let (idle, busy) = try await Self.stopWithABodyInProgress()
-        #expect(idle.readToEnd().closed, "stop() closes an idle keep-alive connection")
-        _ = busy.readToEnd()
-        // A connection thread is detached and counted; stop() returns at its last instruction, so the kernel
-        // may still be tearing it down for a moment.
-        _ = await eventually(timeout: .seconds(2)) { ProcessResources.serverThreads == 0 }
-        #expect(ProcessResources.serverThreads == 0, "a thread of the server outlived stop()")
-        #expect(ProcessResources.descriptors == descriptors + 2, "only the two client sockets are left")
+        let result = try #require(
+            await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                // A first round warms up whatever the process makes once (a timer's descriptor, for one).
+                _ = try await HTTPServerTests.stopWithABodyInProgress()
+                let descriptors = ProcessResources.current().descriptorCount
+                let (idle, busy) = try await HTTPServerTests.stopWithABodyInProgress()
+                let idleClosed = idle.readToEnd().closed
+                _ = busy.readToEnd()
+                // A connection thread is detached and counted; stop() returns at its last instruction, so the
+                // kernel may still be tearing it down for a moment.
+                _ = await eventually(timeout: .seconds(2)) { ProcessResources.serverThreads == 0 }
+                let threads = ProcessResources.serverThreads
+                let after = ProcessResources.current().descriptorCount
+                let report = "idle closed \(idleClosed), server threads \(threads), descriptors \(descriptors) -> \(after)\n"
+                FileHandle.standardError.write(Data(report.utf8))
+                // Only the two client sockets are left.
+                if !idleClosed || threads != 0 || after != descriptors + 2 { exit(1) }
+            })
+        #expect(result.exitStatus == .exitCode(0), "\(String(decoding: result.standardErrorContent, as: UTF8.self))")
     }
 
     @Test func aPortInUseIsRefusedSayingSo() async throws {

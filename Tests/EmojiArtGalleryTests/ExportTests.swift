@@ -9,7 +9,7 @@ struct ExportTests {
     func fullSizeExport() async throws {
         let directory = TemporaryDirectory("export")
         let out = directory.path
-        let outcome = try await runProcess(try galleryExecutablePath(), ["export", "--dir", out, "--count", "12"])
+        let outcome = try await ChildProcess.run(executable: try galleryExecutablePath(), ["export", "--dir", out, "--count", "12"])
         #expect(outcome.exited && outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("event=exported"))
 

@@ -50,7 +50,7 @@ struct FaultTests {
     )
     func truncatedWithCurl() async throws {
         try await withGallery(faults: GalleryFaults(allImages: .truncated)) { server, baseURL in
-            let run = try await runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", baseURL + "/gallery/image?1"])
+            let run = try await ChildProcess.run(executable: "/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", baseURL + "/gallery/image?1"])
             #expect(run.status == 18, "curl stderr: \(run.stderr)")
             #expect(run.stdout == "200 \(server.imageBytes(1).count / 2)")
         }
@@ -88,7 +88,7 @@ struct FaultTests {
 
     @Test("endless: the server does not run ahead of a slow reader (nothing piles up beyond the socket)")
     func endlessBackPressure() async throws {
-        let record = RecordBox()
+        let record = Shared<GalleryRequestRecord?>(nil)
         try await withGallery(faults: GalleryFaults(allImages: .endless), requestLogger: { record.set($0) }) { server, baseURL in
             let limit = 2 * 1024 * 1024
             // About 1.5 s of reading 64 KiB at a time through a 64 KiB receive buffer.

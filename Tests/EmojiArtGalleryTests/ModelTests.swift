@@ -49,7 +49,7 @@ struct ModelTests {
 
     @Test("the request logger sees every request once its body is done, with the bytes sent", .timeLimit(.minutes(1)))
     func requestLogger() async throws {
-        let record = RecordBox()
+        let record = Shared<GalleryRequestRecord?>(nil)
         try await withGallery(faults: GalleryFaults(imageFaults: [3: .truncated]), requestLogger: { record.set($0) }) { server, baseURL in
             let image = try await fetch(baseURL, "/gallery/image?2")
             try #require(await eventually(timeout: .seconds(10)) { record.value?.path == "/gallery/image?2" })

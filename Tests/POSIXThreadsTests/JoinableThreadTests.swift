@@ -8,12 +8,8 @@ import Testing
 /// exactly as long as it does.
 @Suite(.timeLimit(.minutes(1)))
 struct JoinableThreadTests {
-    /// The `comm` of every thread of this process (`/proc/self/task/*/comm`).
-    static func threadNames() -> [String] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-            .map { $0.trimmingCharacters(in: .newlines) }
-    }
+    /// The `comm` of every thread of this process: each test looks for its own unique name.
+    static func threadNames() -> [String] { ProcessResources.current().threadNames }
 
     /// A name no other thread of the test process carries.
     static func uniqueName() -> String {

@@ -78,4 +78,25 @@ public struct AgentConfiguration: Sendable {
 
     /// The log file's path; nil when there is none (`writesLogFile` false).
     public var effectiveLogFile: String? { writesLogFile ? logFile ?? directory.logPath : nil }
+
+    /// The HTTP client's settings: a run's and a dry run's.
+    var httpClient: HTTPClientConfiguration {
+        var http = HTTPClientConfiguration()
+        http.maxConcurrentRequests = concurrency
+        http.connectTimeout = connectTimeout
+        http.lowSpeedTime = stallTimeout
+        http.maxBodySize = maxBodySize
+        http.caCertificateFile = caCertificateFile
+        http.maxReceiveBytesPerSecond = bandwidthLimit
+        http.httpVersion = httpVersion
+        http.userAgent = "emojiart-sync/\(EmojiArtSyncVersion.current)"
+        return http
+    }
+
+    /// The fetcher of this gallery over `client`.
+    func fetcher(client: CurlHTTPClient, metrics: SyncMetrics) -> AssetFetcher {
+        AssetFetcher(
+            client: client, server: server, verification: verification, retries: retries, metrics: metrics,
+            maximumRetryAfter: maxRetryAfter)
+    }
 }

@@ -41,8 +41,12 @@ struct FeedApplication {
     /// Applies `feed`; `collect` sees the full pass's outcomes. `comparingOffSilo`: the comparison with the feed
     /// kept runs on the blocking-I/O pool (the agent, whose silo serves repairs meanwhile). Throws when the index
     /// cannot be read; stops early, having done part, when the task is cancelled.
+    ///
+    /// `dryRun` (`--once --dry-run`, over a copy of the index in memory): every step decides as it would, and the
+    /// decisions go to the plan instead of being carried out: the removals the guard allows, the pass's misses
+    /// (`FeedPass.preview`), and, through the caller's `runJobs`, the refreshes and fetches.
     func apply(
-        _ feed: GalleryFeed, fullPass: Bool, comparingOffSilo: Bool,
+        _ feed: GalleryFeed, fullPass: Bool, comparingOffSilo: Bool, dryRun: DryRunPlan? = nil,
         collect: @escaping @Sendable (FeedPass.Outcome) -> Void = { _ in }
     ) async throws(SyncError) -> Result {
         var result = Result()
@@ -52,11 +56,16 @@ struct FeedApplication {
             : try catalogue.replace(feed.items)
         // The catalogue keeps this feed, or one with the same keys in the same order: its positions are the feed's.
         let feedVersion = catalogue.version
-        result.removal = await GoneItemRemoval(owned: core.owned, maxDeletePercent: maxDeletePercent, logger: logger)
-            .run(gone: try catalogue.current().gone, feedIsEmpty: feed.uniqueKeys.isEmpty)
+        let removal = GoneItemRemoval(owned: core.owned, maxDeletePercent: maxDeletePercent, logger: logger)
+        let removals = removal.plan(gone: try catalogue.current().gone, feedIsEmpty: feed.uniqueKeys.isEmpty)
+        if let dryRun { dryRun.note(removals) } else { result.removal = await removal.run(removals) }
         if fullPass {
-            result.peakAccesses = await FeedPass(core: core, window: window)
-                .run(feed, feedVersion: feedVersion, collect: collect)
+            let pass = FeedPass(core: core, window: window)
+            if let dryRun {
+                await pass.preview(feed, feedVersion: feedVersion, into: dryRun)
+            } else {
+                result.peakAccesses = await pass.run(feed, feedVersion: feedVersion, collect: collect)
+            }
         }
         if Task.isCancelled { return result }
         await runJobs(.refresh(try catalogue.current().stale))

@@ -129,6 +129,35 @@ struct FeedPass {
         case loaded(AccessPipeline.LoadOutcome, Int32)
     }
 
+    /// The dry run's pass (`--dry-run`): the batches are answered as `run` answers them (`AccessPipeline.answer`:
+    /// memory, the recorded fingerprint, failures on record, then a miss), and the job of each miss is previewed
+    /// (`AccessPipeline.preview`) instead of run, one at a time: nothing is fetched, written or recorded. The misses
+    /// stay in flight to the end, so later listings of a key attach to its miss as in a real pass; then they are
+    /// given up.
+    nonisolated func preview(_ feed: GalleryFeed, feedVersion: UInt64, into plan: DryRunPlan) async {
+        let pipeline = core.pipeline
+        let pass = await pipeline.beginPass()
+        let listings = AccessPipeline.Listings(keys: feed.uniqueKeys, feedVersion: feedVersion, pass: pass)
+        let entries = feed.entryPositions
+        var misses: [AccessPipeline.Miss] = []
+        var start = entries.startIndex
+        while start < entries.endIndex, !Task.isCancelled {
+            let end = min(start + Self.batchSize, entries.endIndex)
+            let answer = await pipeline.answer(entries[start..<end], of: listings)
+            start = end
+            for refusal in answer.refused { plan.noteRefused(refusal.key, refusal.failure) }
+            for miss in answer.loads {
+                misses.append(miss)
+                do {
+                    plan.note(miss.key, try await pipeline.preview(miss))
+                } catch {
+                    plan.noteRefused(miss.key, error)
+                }
+            }
+        }
+        await pipeline.abandon(misses)
+    }
+
     private enum Job {
         case load(AccessPipeline.Miss)
         case join(AccessPipeline.Join)

@@ -21,21 +21,39 @@ struct GoneItemRemoval {
         var lastError: String?
     }
 
-    /// Removes the files of `gone` (owned keys that are not in the feed, `FeedSweep.gone`); `feedIsEmpty`: the
-    /// feed lists nothing, which never deletes anything.
-    func run(gone: [AssetKey], feedIsEmpty: Bool) async -> Outcome {
-        var outcome = Outcome()
-        guard !gone.isEmpty else { return outcome }
+    /// What the guard decides for the files of `gone` (owned keys that are not in the feed, `FeedSweep.gone`);
+    /// `feedIsEmpty`: the feed lists nothing, which never deletes anything. A dry run shows the plan, a real run
+    /// carries it out (`run(_:)`).
+    enum Plan: Sendable {
+        case remove([AssetKey])
+        /// Nothing is deleted: the keys it would have taken and why not.
+        case refuse([AssetKey], reason: String, ownedCount: Int)
+    }
+
+    func plan(gone: [AssetKey], feedIsEmpty: Bool) -> Plan {
+        guard !gone.isEmpty else { return .remove([]) }
         let ownedCount = owned.count
         let percent = ownedCount == 0 ? 0 : gone.count * 100 / ownedCount
-        if feedIsEmpty || percent > maxDeletePercent {
-            let why = feedIsEmpty ? "the feed is empty" : "\(percent)% > --max-delete \(maxDeletePercent)%"
-            outcome.refusal = "refusing to delete \(gone.count) of \(ownedCount) files (\(why)); nothing deleted. If the gallery really dropped them, allow it with --max-delete 100"
+        guard feedIsEmpty || percent > maxDeletePercent else { return .remove(gone) }
+        let why = feedIsEmpty ? "the feed is empty" : "\(percent)% > --max-delete \(maxDeletePercent)%"
+        return .refuse(gone, reason: why, ownedCount: ownedCount)
+    }
+
+    /// Carries out `plan`: a refusal is logged and says how to confirm; each file is removed only if it is still
+    /// the agent's as it left it.
+    func run(_ plan: Plan) async -> Outcome {
+        var outcome = Outcome()
+        let gone: [AssetKey]
+        switch plan {
+        case .refuse(let keys, let why, let ownedCount):
+            outcome.refusal = "refusing to delete \(keys.count) of \(ownedCount) files (\(why)); nothing deleted. If the gallery really dropped them, allow it with --max-delete 100"
             logger.warning("mass deletion refused", metadata: [
-                "event": "delete_guard", "would_delete": .stringConvertible(gone.count), "owned": .stringConvertible(ownedCount),
+                "event": "delete_guard", "would_delete": .stringConvertible(keys.count), "owned": .stringConvertible(ownedCount),
                 "reason": .string(why), "hint": "allow it with --max-delete 100",
             ])
             return outcome
+        case .remove(let keys):
+            gone = keys
         }
         for key in gone {
             do {

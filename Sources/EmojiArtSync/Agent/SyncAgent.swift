@@ -41,22 +41,10 @@ public final class SyncAgent: Sendable {
                 "event": "log", "path": .string(path), "rotation": "off",
             ])
         }
-        var http = HTTPClientConfiguration()
-        http.maxConcurrentRequests = configuration.concurrency
-        http.connectTimeout = configuration.connectTimeout
-        http.lowSpeedTime = configuration.stallTimeout
-        http.maxBodySize = configuration.maxBodySize
-        http.caCertificateFile = configuration.caCertificateFile
-        http.maxReceiveBytesPerSecond = configuration.bandwidthLimit
-        http.httpVersion = configuration.httpVersion
-        http.userAgent = "emojiart-sync/\(EmojiArtSyncVersion.current)"
-        self.client = try CurlHTTPClient(configuration: http)
+        self.client = try CurlHTTPClient(configuration: configuration.httpClient)
         self.metricsRegistry = configuration.metricsListen.map { _ in PrometheusCollectorRegistry() }
-        self.fetcher = AssetFetcher(
-            client: client, server: configuration.server, verification: configuration.verification,
-            retries: configuration.retries,
-            metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off,
-            maximumRetryAfter: configuration.maxRetryAfter)
+        self.fetcher = configuration.fetcher(
+            client: client, metrics: metricsRegistry.map { SyncMetrics(registry: $0) } ?? .off)
         for name in returned {
             logger.warning("file held by a run that crashed handed back", metadata: ["event": "conflict", "file": .string(name)])
         }

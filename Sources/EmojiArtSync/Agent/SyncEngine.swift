@@ -88,6 +88,27 @@ public struct SyncEngine: Sendable {
         return report
     }
 
+    /// What `syncOnce` would do (`--dry-run`), on a core over a copy of the index (`MirrorCore.openForDryRun`): the
+    /// feed is fetched and applied by the same steps, each decision noted instead of carried out. No image is
+    /// downloaded. Throws what would make the real pass impossible (the feed unreachable or unreadable).
+    @SyncActor
+    public func planOnce(notice: String? = nil) async throws -> DryRunReport {
+        let feed = try await fetchFeed()
+        let plan = DryRunPlan()
+        for rejection in feed.rejections { plan.noteRejected(rejection) }
+        let application = FeedApplication(
+            core: core, window: accessWindow, maxDeletePercent: maxDeletePercent, logger: logger
+        ) { jobs in
+            switch jobs {
+            case .refresh(let keys): for key in keys { plan.noteRefresh(key) }
+            // The pass decided these already, but for a key it was told to leave (none in a fresh process).
+            case .fetch(let keys): for key in keys { plan.note(key, .fetch(nil)) }
+            }
+        }
+        _ = try await application.apply(feed, fullPass: true, comparingOffSilo: false, dryRun: plan)
+        return plan.report(assets: feed.uniqueKeys.count, notice: notice)
+    }
+
     private func fetchFeed() async throws -> GalleryFeed {
         let feed: GalleryFeed
         do {

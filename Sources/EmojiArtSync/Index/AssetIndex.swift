@@ -174,18 +174,44 @@ public final class AssetIndex {
         return (index, notice)
     }
 
+    /// A copy in memory of the index of `directory`, for a run that must change nothing there (`--dry-run`): the
+    /// file is read, never written, and nothing is created beside it (`SQLiteConnection(copyOf:)`). No index yet
+    /// (a first run) is an empty one. An index the real run would move aside and rebuild is an empty one too, with
+    /// the notice saying so; one of version 1 is migrated in the copy. The copy keeps no checkpoint, and an old
+    /// `manifest.json` is not imported (that renames it).
+    public static func snapshot(of directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
+        let path = directory.indexPath
+        guard access(path, F_OK) == 0 else { return (try AssetIndex(connection: SQLiteConnection(path: ":memory:")), nil) }
+        do {
+            let connection = try SQLiteConnection(copyOf: path)
+            try check(connection, path: path)
+            return (try AssetIndex(connection: connection), nil)
+        } catch let error where (error.underlying as? SQLiteStatus)?.isAboutAccessNotContent == true {
+            throw SyncError(.system, "\(error.message); the index was left as it is", path: path, underlying: error)
+        } catch {
+            let notice = "index unusable (\(error.message)): a real run would move it to \(path).corrupt and rebuild it"
+            return (try AssetIndex(connection: SQLiteConnection(path: ":memory:")), notice)
+        }
+    }
+
     /// Opens the database and proves it is one of ours, of this version, and sound (`quick_check`, unless
     /// `trusted`: the file is as the agent left it at its last checkpoint, and no write-ahead log holds more).
     private static func openChecked(path: String, trusted: Bool) throws(SyncError) -> AssetIndex {
         let connection = try SQLiteConnection(path: path)
+        try check(connection, path: path, quickCheck: !trusted)
+        return try AssetIndex(connection: connection)
+    }
+
+    /// Proves `connection` holds an index of ours, of this version or migrated to it, and sound (`quick_check`
+    /// when `quickCheck` is true). Throws otherwise.
+    private static func check(_ connection: SQLiteConnection, path: String, quickCheck: Bool = true) throws(SyncError) {
         let version = try connection.integer("PRAGMA user_version")
         let tables = try connection.integer("SELECT count(*) FROM sqlite_master")
         guard version == schemaVersion || version == 1 || (version == 0 && tables == 0) else {
             throw SyncError(.system, "index \(path) has schema version \(version), not \(schemaVersion)", path: path)
         }
-        if !trusted { try quickCheck(connection) }
+        if quickCheck { try Self.quickCheck(connection) }
         if version == 1 { try migrateFromVersion1(connection) }
-        return try AssetIndex(connection: connection)
     }
 
     /// Version 1 had no owner identity: each row takes the device and inode of its fingerprint, which was the

@@ -1,4 +1,9 @@
 import CSQLite
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One connection to an SQLite database file, with the few operations the index needs: run a statement,
 /// prepare one once and run it many times with bound values, and wrap work in a transaction.
@@ -18,6 +23,61 @@ final class SQLiteConnection {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
             throw SyncError(.system, "cannot open the index \(path): \(message)", path: path, underlying: SQLiteStatus(code: status))
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 2000)
+    }
+
+    /// A database in memory holding a copy of the one at `path`, which is read and never written: nothing is
+    /// created or changed beside it (`--dry-run`). A database with no write-ahead log beside it (the agent's last
+    /// connection closed it) is opened `immutable`, which takes no lock and makes no `-wal` or `-shm` file. One
+    /// with a log (a run that ended without closing it) is copied with its log to a private directory under
+    /// `$TMPDIR` and read there: reading the log in place would rebuild its `-shm` index in DIR.
+    convenience init(copyOf path: String) throws(SyncError) {
+        var logInfo = stat()
+        let hasLog = stat(path + "-wal", &logInfo) == 0 && logInfo.st_size > 0
+        let scratch = hasLog ? try Self.privateCopy(of: path) : nil
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch.directory) } }
+        let source = try SQLiteConnection(readingOnly: scratch?.database ?? path, immutable: !hasLog)
+        try self.init(path: ":memory:")
+        let backup = sqlite3_backup_init(handle, "main", source.handle, "main")
+        guard let backup else { throw error("cannot copy \(path) into memory", status: sqlite3_errcode(handle)) }
+        let stepped = sqlite3_backup_step(backup, -1)
+        sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE else { throw source.error("cannot copy the index into memory", status: stepped) }
+    }
+
+    /// Copies the database at `path` and its write-ahead log into a new private directory.
+    private static func privateCopy(of path: String) throws(SyncError) -> (directory: String, database: String) {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/emojiart-sync-index-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw SyncError.system("mkdtemp", path: base, errno: errno, hint: "cannot make a private copy of the index")
+        }
+        let directory = String(cString: made)
+        let database = directory + "/index.sqlite3"
+        do {
+            try FileManager.default.copyItem(atPath: path, toPath: database)
+            try FileManager.default.copyItem(atPath: path + "-wal", toPath: database + "-wal")
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw SyncError(.system, "cannot copy the index \(path) to \(directory): \(error)", path: path)
+        }
+        return (directory, database)
+    }
+
+    /// Opens `path` read-only; `immutable`: without locks or any file beside it.
+    private init(readingOnly path: String, immutable: Bool) throws(SyncError) {
+        let escaped = path.replacing("%", with: "%25").replacing("?", with: "%3f").replacing("#", with: "%23")
+        let uri = "file:" + escaped + (immutable ? "?immutable=1" : "?mode=ro")
+        var db: OpaquePointer?
+        let status = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw SyncError(.system, "cannot read the index \(path): \(message)", path: path, underlying: SQLiteStatus(code: status))
         }
         self.handle = db
         self.path = path

@@ -13,6 +13,9 @@ public final class MetricsEndpoint: Sendable {
     /// waited longest for a request is closed), 2 threads answering (a scrape takes a millisecond), a request
     /// within 5 s of connecting or of its first byte, keep-alive for 60 s (a 1-minute scrape interval), and
     /// 10 s for a client that does not read its answer.
+    /// What the endpoint's threads are called (`top -H`): not the bundled gallery's `embedded-http`.
+    public static let threadName = "metrics-http"
+
     public static let limits = HTTPServerLimits(
         maximumConnections: 16, handlerThreads: 2, requestTimeout: .seconds(5), idleTimeout: .seconds(60),
         sendTimeout: .seconds(10))
@@ -34,7 +37,9 @@ public final class MetricsEndpoint: Sendable {
     public static func start(
         registry: PrometheusCollectorRegistry, address: MetricsListenAddress, limits: HTTPServerLimits = limits
     ) async throws(SyncError) -> MetricsEndpoint {
-        let server = HTTPServer(host: address.host, port: address.port, maximumBodySize: 0, limits: limits) { request in
+        let server = HTTPServer(
+            host: address.host, port: address.port, maximumBodySize: 0, limits: limits, threadName: Self.threadName
+        ) { request in
             guard request.path == "/metrics" else {
                 return HTTPServerResponse(status: .notFound, headerFields: [.contentType: "text/plain; charset=utf-8"], body: .bytes(Array("not found; try /metrics\n".utf8)))
             }

@@ -252,6 +252,52 @@ public final class AccessPipeline {
         }
     }
 
+    /// What the job of `miss` would do (`--dry-run`), decided by the rules `load` follows, with nothing fetched,
+    /// written or recorded: the path's occupant for a key not stored (what `stage` and the committer's adoption
+    /// would find), the inspector's examination for a stored one (`FileInspector.examine`). Whether a download
+    /// would be a valid PNG, or the same bytes as a file of someone's at the path, is not known without it.
+    /// Throws what the real job would fail with before any request (a file that cannot be looked at).
+    public func preview(_ miss: Miss) async throws -> PlannedAccess {
+        switch miss.plan {
+        case .fetch: return try previewFetch(miss.key)
+        case .verify(let entry, _): return try await previewVerify(entry, of: miss.key)
+        case .decide:
+            guard let entry = try index.lookUp(miss.key).entry else { return try previewFetch(miss.key) }
+            return try await previewVerify(entry, of: miss.key)
+        }
+    }
+
+    /// A key not stored: `stage` refuses a path the agent may not write; a regular file there meets the committer's
+    /// adoption after the download (`GroupCommitter.adoptOrRefuse`); an empty path gets the file.
+    private func previewFetch(_ key: AssetKey) throws -> PlannedAccess {
+        let occupant = try status.occupant(at: directory.path(ofAsset: key.fileName))
+        if let refusal = occupant.refusal(owned: false) { return .conflict(refusal, unlessIdentical: false) }
+        if occupant.kind == .regular { return .conflict("a file the agent did not write", unlessIdentical: true) }
+        return .fetch(nil)
+    }
+
+    /// A stored key whose file is not known intact: what `verifyOrRepair` would do after the inspector's look.
+    private func previewVerify(_ entry: IndexEntry, of key: AssetKey) async throws -> PlannedAccess {
+        let path = directory.path(ofAsset: entry.name)
+        let examination = try await inspector.examine(entry)
+        if case .release = examination.change {
+            let occupant = try status.occupant(at: path)
+            return .conflict(occupant.refusal(owned: false) ?? "not a regular file", unlessIdentical: false)
+        }
+        switch examination.verdict {
+        case .trusted: return .intact
+        case .verified:
+            if case .adoption = examination.change { return .adopt }
+            return .intact
+        case .damaged(.missing): return .fetch(.missing)
+        case .damaged(let reason):
+            let found = try status.status(of: path)?.identity
+            let keepsCopy = found.map { !OwnershipGuard.isOwn($0, recorded: entry.identity) } ?? false
+            return .replace(reason, keepingConflictCopy: keepsCopy)
+        case .changedMeanwhile: return try previewFetch(key)
+        }
+    }
+
     private func loadInSilo(_ miss: Miss) async -> LoadOutcome {
         await end(miss) { [self] in try await perform(miss.plan, for: miss.key) }
     }

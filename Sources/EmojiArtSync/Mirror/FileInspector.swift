@@ -72,29 +72,56 @@ final class FileInspector {
         case changedMeanwhile
     }
 
-    /// Looks at the file of `entry`: one `lstat` when its fingerprint is the recorded one, a read, hash and
-    /// structure check off the actor otherwise. A regular file that is not the one the agent wrote (another
-    /// identity) is damaged unless it holds exactly the agent's bytes and has one name, in which case it is
-    /// adopted (its identity recorded): the repair of a damaged one moves it aside (`OwnershipGuard`). Throws
-    /// when the index cannot be read, or when the file cannot be looked at (`EACCES`, `EIO`): nothing is decided
-    /// from a failed look, and the row stays.
+    /// Looks at the file of `entry` and records what it found (`examine`, then `record`): one `lstat` when its
+    /// fingerprint is the recorded one, a read, hash and structure check off the actor otherwise. A regular file that
+    /// is not the one the agent wrote (another identity) is damaged unless it holds exactly the agent's bytes and has
+    /// one name, in which case it is adopted (its identity recorded): the repair of a damaged one moves it aside
+    /// (`OwnershipGuard`). Throws when the index cannot be read, or when the file cannot be looked at (`EACCES`,
+    /// `EIO`): nothing is decided from a failed look, and the row stays.
     func check(_ entry: IndexEntry) async throws(SyncError) -> FileVerdict {
+        let examination = try await examine(entry)
+        if let change = examination.change { try record(change) }
+        return examination.verdict
+    }
+
+    /// What a look at an owned file decided, and the change of the index that goes with it: `check` records it, a
+    /// dry run reports it (`AccessPipeline.preview`).
+    struct Examination {
+        let verdict: FileVerdict
+        let change: IndexChange?
+    }
+
+    /// What a look records in the index.
+    enum IndexChange: Equatable {
+        /// The agent's own file, read and found good: its new fingerprint.
+        case fingerprint(FileFingerprint, of: IndexEntry)
+        /// Another file with exactly the agent's bytes and one name: from now on the agent's.
+        case adoption(FileFingerprint, of: IndexEntry)
+        /// Damaged: its fingerprint forgotten, so every later look reads it.
+        case forgetFingerprint(of: IndexEntry)
+        /// A link, FIFO, socket or directory took the path: the row is forgotten, the conflict reported.
+        case release(name: String)
+    }
+
+    /// Decides what `check` finds, writing nothing (see `check`).
+    func examine(_ entry: IndexEntry) async throws(SyncError) -> Examination {
         let name = entry.name
         let path = directory.path(ofAsset: name)
-                guard let info = try status.status(of: path) else { return .damaged(.missing) }
+        guard let info = try status.status(of: path) else { return Examination(verdict: .damaged(.missing), change: nil) }
         guard let fingerprint = info.fingerprint else {
             // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
-            try releaseTakenPath(name)
-            return .changedMeanwhile
+            return Examination(verdict: .changedMeanwhile, change: .release(name: name))
         }
-        if fingerprint == entry.fingerprint { return .trusted }
-        if Int(fingerprint.size) != entry.size { return .damaged(.corrupt) }
-        guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else { return .damaged(.corrupt) }
+        if fingerprint == entry.fingerprint { return Examination(verdict: .trusted, change: nil) }
+        if Int(fingerprint.size) != entry.size { return Examination(verdict: .damaged(.corrupt), change: nil) }
+        guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else {
+            return Examination(verdict: .damaged(.corrupt), change: nil)
+        }
         let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
         log.fileRead()
         // Reentrancy: a purge or another write may have changed the row while we read.
         guard let now = try index.entry(named: name), now.key == entry.key, now.sha256 == entry.sha256 else {
-            return .changedMeanwhile
+            return Examination(verdict: .changedMeanwhile, change: nil)
         }
         switch verdict {
         case .good(let asset):
@@ -104,19 +131,24 @@ final class FileInspector {
             guard let after = try status.status(of: path), after.fingerprint == fingerprint,
                 ours || after.links <= 1
             else {
-                return ours ? .verified(asset) : .damaged(.corrupt)
+                return Examination(verdict: ours ? .verified(asset) : .damaged(.corrupt), change: nil)
             }
-            if ours {
-                try index.setFingerprint(fingerprint, of: now)
-            } else {
-                try index.adopt(fingerprint, of: now)
-            }
-            return .verified(asset)
+            return Examination(
+                verdict: .verified(asset), change: ours ? .fingerprint(fingerprint, of: now) : .adoption(fingerprint, of: now))
         case .damaged(let reason):
-            if now.fingerprint != nil { try index.setFingerprint(nil, of: now) }
-            return .damaged(reason)
+            return Examination(verdict: .damaged(reason), change: now.fingerprint != nil ? .forgetFingerprint(of: now) : nil)
         case .unreadable(let error):
             throw error
+        }
+    }
+
+    /// Writes what `examine` decided.
+    private func record(_ change: IndexChange) throws(SyncError) {
+        switch change {
+        case .fingerprint(let fingerprint, let entry): try index.setFingerprint(fingerprint, of: entry)
+        case .adoption(let fingerprint, let entry): try index.adopt(fingerprint, of: entry)
+        case .forgetFingerprint(let entry): try index.setFingerprint(nil, of: entry)
+        case .release(let name): try releaseTakenPath(name)
         }
     }
 

@@ -39,6 +39,31 @@ public struct MirrorCore: Sendable {
         if let notice {
             logger.warning("index rebuilt or imported", metadata: ["event": "index", "detail": .string(notice)])
         }
+        return wire(
+            index: index, directory: directory, memory: memory, fetcher: fetcher, logger: logger,
+            accessLines: accessLines, hooks: hooks)
+    }
+
+    /// The parts over a copy of DIR's index in memory (`AssetIndex.snapshot`), for `--dry-run`: nothing is
+    /// created in DIR, and what the parts record goes to the copy. Returns the snapshot's notice (an index a real
+    /// run would rebuild).
+    @SyncActor
+    static func openForDryRun(
+        directory: SyncDirectory, memory: ImageLoader, fetcher: AssetFetcher, logger: Logger,
+        accessLines: AccessLineWriter
+    ) throws(SyncError) -> (MirrorCore, notice: String?) {
+        let (index, notice) = try AssetIndex.snapshot(of: directory)
+        let core = wire(
+            index: index, directory: directory, memory: memory, fetcher: fetcher, logger: logger,
+            accessLines: accessLines, hooks: nil)
+        return (core, notice)
+    }
+
+    @SyncActor
+    private static func wire(
+        index: AssetIndex, directory: SyncDirectory, memory: ImageLoader, fetcher: AssetFetcher, logger: Logger,
+        accessLines: AccessLineWriter, hooks: AgentTestHooks?
+    ) -> MirrorCore {
         let storage = DiskStorage(directory: directory, hooks: hooks)
         let log = AccessLog(
             logger: logger, accessLines: accessLines, metrics: fetcher.metrics, received: fetcher.receivedBytes,

@@ -60,6 +60,12 @@ final class OwnershipGuard {
         case occupied
     }
 
+    /// Whether the file of identity `found` is the agent's own file the index records as `recorded`: unlinked when
+    /// replaced or removed; anything else is moved aside (nil recorded: unknown, so never the agent's).
+    nonisolated static func isOwn(_ found: FileIdentity, recorded: FileIdentity?) -> Bool {
+        recorded.map { $0 == found } ?? false
+    }
+
     /// Puts the new file `temporary` at asset `name`, where a regular file sits and the index records the agent's
     /// file `own` (nil: unknown, so whatever is there is treated as someone else's). The agent's old file is
     /// unlinked; anything else is moved aside. The temporary file is gone afterwards, whatever happens.
@@ -83,7 +89,7 @@ final class OwnershipGuard {
                 // Cannot tell whose it is: kept, beside the asset.
                 return .installed(movedAside: try moveAside(staged, from: name))
             }
-            if let own, previous.identity == own {
+            if Self.isOwn(previous.identity, recorded: own) {
                 unlink(staged)
                 return .installed(movedAside: nil)
             }
@@ -103,7 +109,7 @@ final class OwnershipGuard {
         var movedAside: String?
         do {
             if let previous = try take(name) {
-                if let own, previous.identity == own {
+                if Self.isOwn(previous.identity, recorded: own) {
                     unlink(previous.path)
                 } else {
                     movedAside = try moveAside(previous.path, from: name)

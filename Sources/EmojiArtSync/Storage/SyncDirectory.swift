@@ -60,6 +60,24 @@ public struct SyncDirectory: Sendable, Equatable {
         unlink(probe)
     }
 
+    /// What `prepare` would refuse, found without creating anything (`--dry-run`): DIR or its state directory
+    /// there but no directory, or one that cannot be written. Nothing there yet is fine: `prepare` would make it.
+    public func checkWithoutPreparing() throws(SyncError) {
+        for (path, follow) in [(root, true), (stateDirectory, false)] {
+            var info = stat()
+            guard (follow ? stat(path, &info) : lstat(path, &info)) == 0 else {
+                if errno == ENOENT { return }
+                throw SyncError.system("stat", path: path, errno: errno, hint: "cannot look at the directory")
+            }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw SyncError(.system, "\(path) exists and is not a directory", call: "mkdir", errno: EEXIST, path: path)
+            }
+            if access(path, W_OK) != 0 {
+                throw SyncError.system("access", path: path, errno: errno, hint: "the sync directory is not writable")
+            }
+        }
+    }
+
     /// Removes everything in the temporary directory: only the agent writes there, and a file left there is
     /// a write that never got renamed into place.
     @discardableResult

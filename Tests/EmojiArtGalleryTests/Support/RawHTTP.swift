@@ -14,7 +14,7 @@ struct RawResponse: Sendable {
     var serverClosed: Bool
 }
 
-/// A minimal HTTP/1.1 client on a POSIX socket, for the faults URLSession hides: a body shorter
+/// A minimal HTTP/1.1 client on the tests' raw client (`RawClient`), for the faults URLSession hides: a body shorter
 /// than its Content-Length, and a body that never ends.
 ///
 /// The blocking socket calls run on a thread of their own, never on Swift's cooperative pool,
@@ -45,48 +45,26 @@ enum RawHTTP {
     private static func exchange(
         port: Int, path: String, extraHeaders: String, bodyLimit: Int, slowReader: SlowReader?, timeoutSeconds: Int
     ) throws -> RawResponse {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        if var size = slowReader?.receiveBufferBytes {
-            // Before connect, so the TCP window is negotiated with it.
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr = in_addr(s_addr: inet_addr("127.0.0.1"))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw TestFailure("connect: errno \(errno)") }
-
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\(extraHeaders)\r\n".utf8)
-        var sent = 0
-        while sent < request.count {
-            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw TestFailure("send: errno \(errno)") }
-            sent += n
-        }
+        let client = try RawClient(
+            port: port, receiveTimeout: timeoutSeconds, receiveBufferBytes: slowReader?.receiveBufferBytes)
+        try client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\(extraHeaders)\r\n")
 
         var received: [UInt8] = []
         var headEnd: Int?
         var serverClosed = false
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             if let headEnd, received.count - headEnd >= bodyLimit { break }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 || (n < 0 && errno == ECONNRESET) {
+            let chunk: [UInt8]
+            do {
+                chunk = try client.receive()
+            } catch {
+                throw TestFailure("\(error) after \(received.count) bytes")
+            }
+            if chunk.isEmpty {
                 serverClosed = true
                 break
             }
-            guard n > 0 else { throw TestFailure("recv: errno \(errno) after \(received.count) bytes") }
-            received.append(contentsOf: buffer[0..<n])
+            received.append(contentsOf: chunk)
             if let slowReader {
                 usleep(useconds_t(slowReader.pauseMilliseconds * 1000))
             }

@@ -1,4 +1,6 @@
 import EmojiArtGallery
+import Foundation
+import TestSupport
 
 /// Runs `body` against a fresh gallery on 127.0.0.1 with a kernel-chosen port, and stops the
 /// gallery afterwards whether `body` returns or throws. Each test gets its own server, so tests
@@ -21,4 +23,13 @@ func withGallery<Result>(
         await server.stop()
         throw error
     }
+}
+
+/// The `emojiart-gallery` binary SwiftPM built next to the test bundle.
+func galleryExecutablePath() throws -> String {
+    let candidate = ChildProcess.builtProduct("emojiart-gallery")
+    guard FileManager.default.isExecutableFile(atPath: candidate) else {
+        throw TestFailure("emojiart-gallery is not built next to the tests (looked for \(candidate)); run `swift build` first")
+    }
+    return candidate
 }

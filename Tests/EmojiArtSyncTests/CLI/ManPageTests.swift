@@ -34,8 +34,11 @@ struct ManPageTests {
         let sections = roff.components(separatedBy: "\n.SH ")
         let environment = try #require(sections.first { $0.hasPrefix("ENVIRONMENT") }, "no ENVIRONMENT section")
             .replacingOccurrences(of: "\\-", with: "-")
-        let options = try await HelpText.longOptions([], outputDirectory: out.path).subtracting(["--help", "--version"])
+        // `--dry-run` is a flag only, on purpose: the section says it has no variable.
+        let options = try await HelpText.longOptions([], outputDirectory: out.path)
+            .subtracting(["--help", "--version", "--dry-run"])
         #expect(options.contains("--max-delete"))
+        #expect(environment.contains(".B --dry-run\nhas no variable"), "ENVIRONMENT says why --dry-run has none")
         for option in options {
             let variable = "EMOJIART_SYNC_" + option.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_")
             #expect(environment.contains(".B \(variable)\n"), "\(variable) (for \(option)) is not in ENVIRONMENT")

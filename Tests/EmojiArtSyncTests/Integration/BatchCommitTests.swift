@@ -41,7 +41,7 @@ struct BatchCommitTests {
         // Batches form from what arrives while one is committed; how many arrive depends on the machine. The
         // first batch is held until 20 files wait, so the test does not depend on how fast the disk is.
         let committerOfAgent = agent.core.committer
-        let held = Counter()
+        let held = Shared(0)
         hooks.setBeforeCommitBatch {
             guard held.value == 0 else { return }
             held.increment()
@@ -101,7 +101,7 @@ struct BatchCommitTests {
         try writeBytes(theirs, to: dir.file("elsewhere.txt"))
         let paths = (2...5).map { dir.file("gallery_image_\($0).png") }
         let elsewhere = dir.file("elsewhere.txt")
-        let placed = Counter()
+        let placed = Shared(0)
         // The first batch is held until every valid file waits in it, then the obstacles appear.
         hooks.setBeforeCommitBatch {
             guard placed.value == 0 else { return }

@@ -58,7 +58,7 @@ struct FeedSweepTests {
         #expect(try catalogue.replace(keys.filter { $0 != dropped }, tags: changed))
         let removal = GoneItemRemoval(owned: core.owned, maxDeletePercent: 100, logger: Logger(label: "test"))
         #expect(try catalogue.current().gone == [dropped])
-        #expect(await removal.run(gone: try catalogue.current().gone, feedIsEmpty: false).removed == 1)
+        #expect(await removal.run(removal.plan(gone: try catalogue.current().gone, feedIsEmpty: false)).removed == 1)
         #expect(!FileManager.default.fileExists(atPath: dir + "/" + dropped.fileName))
         #expect(core.owned.count == catalogue.storedInFeed)
         #expect(try catalogue.current().gone.isEmpty, "every row left is the feed's")

@@ -58,7 +58,7 @@ struct HTTPSGalleryTests {
         let gallery = try await TLSGallery(count: Self.count)
         defer { gallery.stop() }
         let origin = gallery.origin
-        let front = try CraftedHTTPServer { target in .respond(status: 301, headers: [("Location", origin + target)]) }
+        let front = try TestHTTPServer { .respond(status: 301, headers: [("Location", origin + $0.target)]) }
         defer { front.stop() }
         let out = TemporaryDirectory("https-redirect-out")
         let dir = TemporaryDirectory("https-redirect")

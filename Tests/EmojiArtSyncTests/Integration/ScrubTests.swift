@@ -103,7 +103,8 @@ struct ScrubTests {
         let large = try Self.paddedPNG(paddingChunks: 4)
         #expect(large.count > 64 << 20)
         let deflated = try Self.deflated(large)
-        let server = try CraftedHTTPServer { target in
+        let server = try TestHTTPServer { request in
+            let target = request.target
             guard target == "/gallery/image?2" else { return gallery.reply(for: target) }
             return .respond(
                 status: 200, headers: [("Content-Type", "image/png"), ("Content-Encoding", "deflate")], body: deflated)

@@ -20,7 +20,7 @@ struct UrgentLaneTests {
         let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
         let lane = agent.background.agent.core.urgentLane
         let victim = dir.file("gallery_image_123.png")
-        let seen = Counter()
+        let seen = Shared(0)
         // Batch 1 of the pass (its second): the file is deleted, and the pass goes on only once the watcher has
         // seen it.
         hooks.setBeforePassBatch { batch in

@@ -1,6 +1,5 @@
 import EmojiArtSync
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -12,18 +11,14 @@ import Glibc
 /// fails with "locked" because of them.
 @Suite(.timeLimit(.minutes(2)))
 struct LockProbeTests {
-    final class Flag: Sendable {
-        let raised = Atomic<Bool>(false)
-    }
-
     @Test func probesWhileAgentsStartAndStopNeverMakeAStartFail() async throws {
         let dir = TemporaryDirectory("lock-probe")
         let path = dir.file("lock")
-        let done = Flag()
+        let done = Shared(false)
         let prober = Task.detached {
             var probes = 0
             var sawHolder = 0
-            while !done.raised.load(ordering: .acquiring) {
+            while !done.value {
                 if DirectoryLock.holder(path: path) != nil { sawHolder += 1 }
                 probes += 1
             }
@@ -41,7 +36,7 @@ struct LockProbeTests {
                 other.append(String(describing: error))
             }
         }
-        done.raised.store(true, ordering: .releasing)
+        done.set(true)
         let (probes, sawHolder) = await prober.value
         #expect(refused == 0, "\(refused) of 4000 starts failed with locked while \(probes) probes ran (\(sawHolder) saw a holder)")
         #expect(other.isEmpty, "\(other.prefix(3))")

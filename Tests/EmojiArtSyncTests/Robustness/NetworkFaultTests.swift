@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// Server and network faults, seen from the agent: the files in DIR, its log lines and its report. The bundled
-/// gallery produces what it can (going away, a feed over the limit); `CraftedHTTPServer` serves the gallery's
+/// gallery produces what it can (going away, a feed over the limit); `TestHTTPServer` serves the gallery's
 /// content with the bytes the gallery cannot send (a reset in mid-body, a lying `Content-Length`, redirects).
 /// Each test checks for a clear line or reason naming the problem, no partial file in DIR or its tmp/, nothing
 /// already synced lost, and recovery once the server behaves.
@@ -101,10 +101,11 @@ struct NetworkFaultTests {
 
     @Test func aConnectionResetInTheMiddleOfABodyFailsThatAssetOnlyAndTheNextPassFetchesIt() async throws {
         let gallery = try await GalleryFixture(count: 6)
-        let misbehave = Flag(true)
+        let misbehave = Shared(true)
         let image = gallery.server.imageBytes(3)
-        let server = try CraftedHTTPServer { target in
-            guard target == "/gallery/image?3", misbehave.isSet else { return gallery.reply(for: target) }
+        let server = try TestHTTPServer { request in
+            let target = request.target
+            guard target == "/gallery/image?3", misbehave.value else { return gallery.reply(for: target) }
             return .lying(declaredLength: image.count, body: Array(image.prefix(image.count / 2)), ending: .reset)
         }
         defer { server.stop() }
@@ -134,11 +135,12 @@ struct NetworkFaultTests {
     /// PNG: curl takes that many bytes and the PNG check refuses the cut image.
     @Test func aContentLengthThatLiesIsRefusedAndNothingIsWritten() async throws {
         let gallery = try await GalleryFixture(count: 6)
-        let misbehave = Flag(true)
+        let misbehave = Shared(true)
         let longer = gallery.server.imageBytes(2)
         let shorter = gallery.server.imageBytes(4)
-        let server = try CraftedHTTPServer { target in
-            guard misbehave.isSet else { return gallery.reply(for: target) }
+        let server = try TestHTTPServer { request in
+            let target = request.target
+            guard misbehave.value else { return gallery.reply(for: target) }
             switch target {
             case "/gallery/image?2": return .lying(declaredLength: longer.count + 100, body: longer, ending: .close)
             case "/gallery/image?4": return .lying(declaredLength: shorter.count / 2, body: shorter, ending: .close)
@@ -173,14 +175,15 @@ struct NetworkFaultTests {
     /// talks to its configured origin. The other host serves the real content, so following it would have worked.
     @Test func redirectsToAnotherHostAreNotFollowed() async throws {
         let gallery = try await GalleryFixture(count: 5)
-        let elsewhere = try CraftedHTTPServer(host: "127.0.0.2") { gallery.reply(for: $0) }
+        let elsewhere = try TestHTTPServer(host: "127.0.0.2") { gallery.reply(for: $0.target) }
         defer { elsewhere.stop() }
-        let redirectFeed = Flag(false)
-        let front = try CraftedHTTPServer { target in
+        let redirectFeed = Shared(false)
+        let front = try TestHTTPServer { request in
+            let target = request.target
             if target == "/gallery/image?3" {
                 return .respond(status: 302, headers: [("Location", elsewhere.origin + target)])
             }
-            if target == "/gallery/images", redirectFeed.isSet {
+            if target == "/gallery/images", redirectFeed.value {
                 return .respond(status: 301, headers: [("Location", elsewhere.origin + target)])
             }
             return gallery.reply(for: target)

@@ -63,8 +63,9 @@ struct StreamedBodyTests {
         let gallery = try await GalleryFixture(count: 3, imageSize: .small)
         let large = try ScrubTests.paddedPNG(paddingChunks: 4)
         let deflated = try ScrubTests.deflated(large)
-        let round = Counter()  // 0: the first sync; then each round changes image 2's tag and bytes
-        let server = try CraftedHTTPServer { target in
+        let round = Shared(0)  // 0: the first sync; then each round changes image 2's tag and bytes
+        let server = try TestHTTPServer { request in
+            let target = request.target
             let now = round.value
             if target == "/gallery/images", now > 0, let feed = try? JSONEncoder().encode(gallery.server.uniqueItems.map { item in
                 var item = item
@@ -140,7 +141,8 @@ extension StreamedBodyTests {
         try #require(code == Z_OK)
         inflated = []
         let bomb = Array(deflated.prefix(Int(deflatedCount)))
-        let server = try CraftedHTTPServer { target in
+        let server = try TestHTTPServer { request in
+            let target = request.target
             guard target == "/gallery/image?2" else { return gallery.reply(for: target) }
             return .respond(
                 status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "deflate")],

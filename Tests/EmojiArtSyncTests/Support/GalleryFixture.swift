@@ -71,3 +71,17 @@ func logLines(_ dir: String) -> [String] {
 func pathLongerThanTheFeedLimit() -> String {
     "/" + String(decoding: [UInt8](repeating: UInt8(ascii: "a"), count: GalleryFeed.maximumBodySize), as: UTF8.self)
 }
+
+extension GalleryFixture {
+    /// What the gallery itself answers for `target` (the feed, each item once; an image's bytes; a 404), so a
+    /// crafted server can serve the gallery's content and misbehave only where a test says so.
+    func reply(for target: String) -> TestHTTPServer.Reply {
+        if target == "/gallery/images", let feed = try? JSONEncoder().encode(server.uniqueItems) {
+            return .respond(status: 200, headers: [("Content-Type", "application/json")], body: Array(feed))
+        }
+        if target.hasPrefix("/gallery/image?"), let n = Int(target.dropFirst("/gallery/image?".count)), (1...count).contains(n) {
+            return .respond(status: 200, headers: [("Content-Type", "image/png")], body: server.imageBytes(n))
+        }
+        return .respond(status: 404, body: Array(#"{"error": "File not found."}"#.utf8))
+    }
+}

@@ -8,7 +8,7 @@ import Testing
 @Suite struct ImageLoaderTests {
     @Test func concurrentRequestsForOneKeyMakeOneLoad() async throws {
         let loader = ImageLoader(memoryLimit: 1 << 20)
-        let loads = Counter()
+        let loads = Shared(0)
         let asset = try makeAsset(1, size: 10)
         let hits = try await withThrowingTaskGroup(of: Hit.self) { group in
             for _ in 0..<50 {
@@ -34,8 +34,8 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aWaiterThatGivesUpLeavesTheLoadAndOneLeftTakesOverFromACancelledRunner() async throws {
         let loader = ImageLoader(memoryLimit: 1 << 20)
         let asset = try makeAsset(3, size: 10)
-        let started = Counter()
-        let cancelled = Counter()
+        let started = Shared(0)
+        let cancelled = Shared(0)
         let release = AsyncStream<Void>.makeStream()
         // A load that runs until it is released or cancelled (a transfer in flight).
         let load: ImageLoader.Load = {
@@ -78,7 +78,7 @@ import Testing
             memoryLimit: 1 << 20, retryPolicy: RetryPolicy(base: .seconds(10), cap: .seconds(10), jitter: 0),
             now: { clock.withLock { $0 } })
         let asset = try makeAsset(2, size: 10)
-        let attempts = Counter()
+        let attempts = Shared(0)
         let load: ImageLoader.Load = {
             let n = attempts.increment()
             if n == 1 { throw SyncError(.server, "first attempt fails") }
@@ -128,7 +128,7 @@ import Testing
     @Test func purgeDropsMemorySoTheNextAccessLoadsAgain() async throws {
         let loader = ImageLoader(memoryLimit: 1 << 20)
         let asset = try makeAsset(3, size: 100)
-        let loads = Counter()
+        let loads = Shared(0)
         let load: ImageLoader.Load = { loads.increment(); return (asset, .disk) }
         _ = try await loader.asset(for: asset.key, load: load)
         #expect(try await loader.asset(for: asset.key, load: load).1 == .memory)

@@ -133,48 +133,7 @@ final class WatchRecorder: Sendable {
     }
 }
 
-/// What this process holds right now, from /proc: descriptors by target, threads by name.
-struct ProcessResources: CustomStringConvertible {
-    /// `readlink` of every /proc/self/fd entry (`anon_inode:inotify`, `anon_inode:[eventfd]`, paths...).
-    let descriptorTargets: [String]
-    /// `comm` of every /proc/self/task entry.
-    let threadNames: [String]
-
-    static func current() -> ProcessResources {
-        let manager = FileManager.default
-        let fds = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        let targets = fds.compactMap { try? manager.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
-        let tasks = (try? manager.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        let names = tasks.compactMap { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        return ProcessResources(descriptorTargets: targets, threadNames: names)
-    }
-
-    var descriptorCount: Int { descriptorTargets.count }
-    var threadCount: Int { threadNames.count }
-    var inotifyDescriptors: Int { descriptorTargets.filter { $0 == "anon_inode:inotify" }.count }
-    var eventDescriptors: Int { descriptorTargets.filter { $0 == "anon_inode:[eventfd]" }.count }
+extension ProcessResources {
     /// Threads of any ``DirectoryWatcher`` (they are named `dirwatch-N`).
-    var watcherThreads: Int { threadNames.filter { $0.hasPrefix("dirwatch-") }.count }
-
-    /// Whether a thread with this name exists: one watcher's reader thread.
-    func hasThread(named name: String) -> Bool { threadNames.contains(name) }
-
-    var description: String {
-        "fds=\(descriptorCount) inotify=\(inotifyDescriptors) eventfd=\(eventDescriptors) "
-            + "threads=\(threadCount) watcherThreads=\(watcherThreads)"
-    }
-
-    /// Polls until `condition` holds (a new thread names itself a moment after it starts; a joined one
-    /// can linger in /proc for a moment), or five seconds passed; returns the last reading.
-    static func settle(until condition: (ProcessResources) -> Bool) async -> ProcessResources {
-        var reading = current()
-        _ = await eventually(timeout: .seconds(5)) {
-            reading = current()
-            return condition(reading)
-        }
-        return reading
-    }
+    var watcherThreads: Int { threads(prefixed: "dirwatch-") }
 }

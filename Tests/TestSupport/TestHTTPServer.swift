@@ -7,15 +7,18 @@ import Glibc
 import Musl
 #endif
 
-/// A tiny HTTP/1.1 server on 127.0.0.1 written on raw POSIX sockets, one thread per connection.
+/// The tests' one HTTP/1.1 server for crafted replies: raw POSIX sockets on a loopback address, one thread per
+/// connection.
 ///
-/// It exists so tests control the bytes exactly (a `Content-Length` that lies, a body that
-/// never ends, a request that is never answered) and can observe the client from the other
-/// end of the wire: how many connections it opened, how many were open at once, whether it
-/// hung up. Replies keep the connection alive unless the reply says otherwise.
-final class TestHTTPServer: Sendable {
+/// It exists so tests control the bytes exactly (a `Content-Length` that lies, a body that never ends, a request
+/// that is never answered, a reset in the middle of a body, a redirect to another host) and can observe the
+/// client from the other end of the wire: how many connections it opened, how many were open at once, whether it
+/// hung up. Replies keep the connection alive unless the reply says otherwise. It is not built on `EmbeddedHTTP`:
+/// that server writes only well-formed responses, and these replies are the ones it must never send. Well-formed
+/// test servers use `EmbeddedHTTP` (the bundled gallery does).
+public final class TestHTTPServer: Sendable {
     /// What the server does with one request.
-    enum Reply: Sendable {
+    public enum Reply: Sendable {
         /// Answers with `status`, extra `headers` and `body` (a `Content-Length` is added),
         /// after waiting `delayMilliseconds`; the connection stays open for the next request.
         case respond(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], delayMilliseconds: Int = 0)
@@ -32,16 +35,32 @@ final class TestHTTPServer: Sendable {
         /// in a `DATA` frame that ends the stream; then waits for the client to hang up. Only the upgraded
         /// request is answered: later ones would come as HPACK-coded frames this server does not read.
         case switchToHTTP2(body: [UInt8])
+        /// Exactly `bytes` (status line, headers and whatever body), then the connection ends as `ending` says.
+        case raw([UInt8], ending: Ending)
+
+        /// A `200` whose head declares `declaredLength` body bytes, followed by `body` (however long it really is).
+        public static func lying(declaredLength: Int, body: [UInt8], ending: Ending) -> Reply {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: \(declaredLength)\r\n\r\n"
+            return .raw(Array(head.utf8) + body, ending: ending)
+        }
+    }
+
+    /// How a `.raw` reply ends its connection.
+    public enum Ending: Sendable {
+        /// An orderly close (FIN).
+        case close
+        /// A reset (RST): `SO_LINGER` with a zero timeout, then `close`.
+        case reset
     }
 
     /// One parsed request.
-    struct Request: Sendable {
+    public struct Request: Sendable {
         /// The request line's method, such as `GET`.
-        let method: String
+        public let method: String
         /// The request target, such as `/gallery/image?3`.
-        let target: String
+        public let target: String
         /// Header fields with lower-cased names.
-        let headers: [String: String]
+        public let headers: [String: String]
     }
 
     private struct Connection {
@@ -63,18 +82,21 @@ final class TestHTTPServer: Sendable {
         var bytesSentInUnboundedReplies = 0
     }
 
+    /// The address it listens on, e.g. `127.0.0.1`.
+    public let host: String
     /// The port it listens on.
-    let port: Int
+    public let port: Int
     private let listener: Int32
     private let handler: @Sendable (Request) -> Reply
     private let greeting: [UInt8]
     private let state = Mutex(State())
 
-    /// Starts listening on 127.0.0.1 at a free port and answers every request with `handler`.
-    /// A non-empty `greeting` is written to each connection as soon as it is accepted, before
-    /// any request (to play a server that speaks the wrong protocol).
-    init(greeting: [UInt8] = [], handler: @escaping @Sendable (Request) -> Reply) throws {
-        let (listener, port) = try TestSockets.listen(backlog: 128)
+    /// Starts listening on `host` (an IPv4 loopback address) at a free port and answers every request with
+    /// `handler`. A non-empty `greeting` is written to each connection as soon as it is accepted, before any
+    /// request (to play a server that speaks the wrong protocol).
+    public init(host: String = "127.0.0.1", greeting: [UInt8] = [], handler: @escaping @Sendable (Request) -> Reply) throws {
+        let (listener, port) = try LoopbackListener.listen(host: host, backlog: 128)
+        self.host = host
         self.listener = listener
         self.port = port
         self.handler = handler
@@ -83,31 +105,36 @@ final class TestHTTPServer: Sendable {
         state.withLock { $0.acceptThread = thread }
     }
 
-    /// `http://127.0.0.1:PORT` followed by `path`.
-    func url(_ path: String) -> String {
-        "http://127.0.0.1:\(port)\(path)"
-    }
+    /// `http://HOST:PORT`: the agent's `--server`.
+    public var origin: String { "http://\(host):\(port)" }
+
+    /// `http://HOST:PORT` followed by `path`.
+    public func url(_ path: String) -> String { origin + path }
+
 
     /// Connections accepted so far.
-    var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
+    public var acceptedConnections: Int { state.withLock { $0.acceptedConnections } }
     /// Connections currently open (the client has not hung up yet).
-    var openConnections: Int { state.withLock { $0.openConnections } }
+    public var openConnections: Int { state.withLock { $0.openConnections } }
     /// The most connections that were open at once.
-    var peakOpenConnections: Int { state.withLock { $0.peakOpenConnections } }
+    public var peakOpenConnections: Int { state.withLock { $0.peakOpenConnections } }
     /// Every request received, in order.
-    var requests: [Request] { state.withLock { $0.requests } }
+    public var requests: [Request] { state.withLock { $0.requests } }
     /// `.endless` replies that ended because the client stopped reading or hung up.
-    var endedUnboundedReplies: Int { state.withLock { $0.endedUnboundedReplies } }
+    public var endedUnboundedReplies: Int { state.withLock { $0.endedUnboundedReplies } }
     /// Body bytes written by `.endless` replies before the client hung up.
-    var bytesSentInUnboundedReplies: Int { state.withLock { $0.bytesSentInUnboundedReplies } }
+    public var bytesSentInUnboundedReplies: Int { state.withLock { $0.bytesSentInUnboundedReplies } }
+
+    /// Every request target received, in order.
+    public var targets: [String] { requests.map(\.target) }
 
     /// How many requests had `target`.
-    func requestCount(_ target: String) -> Int {
+    public func requestCount(_ target: String) -> Int {
         state.withLock { $0.requests.filter { $0.target == target }.count }
     }
 
     /// Closes the listener and every connection, and waits for every thread to end. Idempotent.
-    func stop() {
+    public func stop() {
         let acceptThread = state.withLock { state -> JoinableThread? in
             state.stopping = true
             for connection in state.connections.values where !connection.closed {
@@ -140,6 +167,7 @@ final class TestHTTPServer: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // not inherited by the agents a test starts
             let accepted = state.withLock { state -> Int? in
                 guard !state.stopping else { return nil }
                 let id = state.nextConnection
@@ -215,6 +243,13 @@ final class TestHTTPServer: Sendable {
                 let data = Self.http2Frame(type: 0x0, flags: 0x1 /* END_STREAM */, stream: 1, payload: body)
                 _ = send(fd, switching + settings + headers + data)
                 waitForHangUp(fd: fd)
+                return
+            case .raw(let bytes, let ending):
+                _ = send(fd, bytes)
+                if case .reset = ending {
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                }
                 return
             }
         }

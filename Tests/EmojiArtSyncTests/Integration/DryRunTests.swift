@@ -1,0 +1,175 @@
+import EmojiArtGallery
+import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--once --dry-run`, run as a person runs it (the real binary against the bundled gallery): it lists the
+/// decisions the real run would act on, leaves DIR exactly as it was, state directory included, and exits as the
+/// real run then does.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct DryRunTests {
+    @Test func aDryRunOnAnEmptyDirectoryListsEveryAssetAsAFetchAndCreatesNothing() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 3)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-empty")
+        let never = dir.path + "/not-yet"
+        for target in [dir.path, never] {
+            let run = try await AgentProcess.run(
+                ["--dir", target, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+            #expect(run.status == ExitStatus.success.rawValue, "\(run.stderr)")
+            #expect(run.stdout == """
+                would-fetch gallery_image_1.png key=/gallery/image?1
+                would-fetch gallery_image_2.png key=/gallery/image?2
+                would-fetch gallery_image_3.png key=/gallery/image?3
+                dry-run assets=3 unchanged=0 fetch=3 replace=0 adopt=0 refresh=0 remove=0 keep=0 conflict=0 refuse=0 exit=0
+
+                """)
+        }
+        #expect(dir.names().isEmpty, "no state folder, no lock, no index: \(dir.names())")
+
+        let usage = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--dry-run"], outputDirectory: out.path)
+        #expect(usage.status == ExitStatus.usage.rawValue)
+        #expect(usage.stderr.contains("--dry-run needs --once"), "\(usage.stderr)")
+        #expect(dir.names().isEmpty)
+    }
+
+    @Test func aDryRunAfterARealRunListsExactlyTheDamageAndTheRealRunThenDoesIt() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 5)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-damaged")
+        #expect(try await gallery.syncOnce(dir: dir.path).isComplete)
+        unlink(dir.file("gallery_image_1.png"))
+        try Data("not a png".utf8).write(to: URL(fileURLWithPath: dir.file("gallery_image_2.png")))
+        // A person's file put over the agent's (another inode): replaced, and kept beside it.
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: dir.file("mine.png")))
+        rename(dir.file("mine.png"), dir.file("gallery_image_4.png"))
+        gallery.server.setFaults(GalleryFaults(extraFeedURLs: ["/gallery/../etc/passwd"], droppedItems: [3]))
+
+        let before = try DirectorySnapshot(dir.path)
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(try DirectorySnapshot(dir.path) == before, "names, inodes, sizes and mtimes, .emojiart-sync/ included")
+        #expect(run.status == ExitStatus.partial.rawValue, "the refused item makes the real run partial: \(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.filter { !$0.hasPrefix("would-refuse") } == [
+            "would-fetch gallery_image_1.png key=/gallery/image?1 reason=missing",
+            "would-replace gallery_image_2.png key=/gallery/image?2 reason=corrupt",
+            "would-replace gallery_image_4.png key=/gallery/image?4 reason=corrupt conflict_copy=gallery_image_4.conflict-YYYYMMDD-HHMMSS.png",
+            "would-remove gallery_image_3.png key=/gallery/image?3",
+            "dry-run assets=4 unchanged=1 fetch=1 replace=2 adopt=0 refresh=0 remove=1 keep=0 conflict=0 refuse=1 exit=2",
+        ], "\(run.stdout)")
+        #expect(lines.contains { $0.hasPrefix("would-refuse /gallery/../etc/passwd reason=") }, "\(run.stdout)")
+
+        // The real run acts on exactly those decisions, and exits alike.
+        let real = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        #expect(real.status == run.status)
+        let log = logLines(dir.path)
+        for (event, key) in [("repair", "1"), ("repair", "2"), ("repair", "4"), ("remove", "3")] {
+            #expect(log.contains { $0.contains("event=\(event)") && $0.contains("key=/gallery/image?\(key)") }, "\(event) \(key)")
+        }
+        #expect(dir.names().contains { $0.hasPrefix("gallery_image_4.conflict-") })
+        #expect(!dir.names().contains("gallery_image_3.png"))
+    }
+
+    /// A run that ended without closing the index leaves rows in its write-ahead log: the dry run reads them
+    /// (from a private copy), and the log and its `-shm` index in DIR stay exactly as they were.
+    @Test(.enabled(if: RepositoryFiles.tool("python3") != nil, "python3 writes the log the way a killed run leaves it"))
+    func aDryRunReadsTheWriteAheadLogAKilledRunLeftWithoutTouchingIt() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 2)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-wal")
+        #expect(try await gallery.syncOnce(dir: dir.path).isComplete)
+        let index = SyncDirectory(dir.path).indexPath
+        // A writer that commits a new tag for image 2 into the log and is killed before it checkpoints.
+        let script = """
+            import os, signal, sqlite3
+            c = sqlite3.connect('\(index)'); c.execute('PRAGMA wal_autocheckpoint=0')
+            c.execute("UPDATE files SET tag = 'older' WHERE name = 'gallery_image_2.png'"); c.commit()
+            os.kill(os.getpid(), signal.SIGKILL)
+            """
+        _ = try await ChildProcess.run(executable: try #require(RepositoryFiles.tool("python3")), ["-c", script])
+        var log = stat()
+        try #require(stat(index + "-wal", &log) == 0 && log.st_size > 0, "the killed writer left its log")
+        let before = try DirectorySnapshot(dir.path)
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(try DirectorySnapshot(dir.path) == before, "the log and its -shm as they were")
+        #expect(run.status == ExitStatus.success.rawValue, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("would-refresh gallery_image_2.png key=/gallery/image?2 "), "\(run.stdout)")
+    }
+
+    @Test func aDryRunOfADirectoryAnAgentHoldsStopsAsTheRealRunWouldWithoutTouchingTheLock() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 1)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-locked")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        let lock = try DirectoryLock.acquire(path: directory.lockPath)
+        defer { lock.release() }
+        let before = try DirectorySnapshot(dir.path)
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(run.status == ExitStatus.locked.rawValue, "\(run.stderr)")
+        #expect(run.stderr.contains("PID \(getpid())"), "\(run.stderr)")
+        #expect(try DirectorySnapshot(dir.path) == before)
+    }
+
+    @Test func aPersonsFileOnAnAssetPathIsReportedAsTheConflictTheRealRunFindsAndLeftAlone() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 2)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-conflict")
+        let mine = Data("my own notes".utf8)
+        try mine.write(to: URL(fileURLWithPath: dir.file("gallery_image_2.png")))
+        let before = try DirectorySnapshot(dir.path)
+
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(try DirectorySnapshot(dir.path) == before)
+        #expect(run.status == ExitStatus.partial.rawValue, "\(run.stderr)")
+        #expect(run.stdout.contains(
+            "would-conflict gallery_image_2.png key=/gallery/image?2 reason=\"a file the agent did not write\""), "\(run.stdout)")
+
+        let real = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        #expect(real.status == run.status)
+        #expect(logLines(dir.path).contains { $0.contains("event=conflict") && $0.contains("gallery_image_2.png") })
+        #expect(FileManager.default.contents(atPath: dir.file("gallery_image_2.png")) == mine)
+    }
+}
+
+/// What a person sees of a directory tree: every entry's relative name, inode, size and modification time.
+struct DirectorySnapshot: Equatable, CustomStringConvertible {
+    let entries: [String: [Int]]
+
+    init(_ root: String) throws {
+        var entries: [String: [Int]] = [:]
+        func walk(_ relative: String) throws {
+            let path = relative.isEmpty ? root : root + "/" + relative
+            for name in try FileManager.default.contentsOfDirectory(atPath: path) {
+                let child = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                guard lstat(root + "/" + child, &info) == 0 else { throw TestFailure("lstat \(child): errno \(errno)") }
+                entries[child] = [
+                    Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec) * 1_000_000_000 + Int(info.st_mtim.tv_nsec),
+                ]
+                if (info.st_mode & S_IFMT) == S_IFDIR { try walk(child) }
+            }
+        }
+        try walk("")
+        self.entries = entries
+    }
+
+    var description: String { entries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "\n") }
+}
