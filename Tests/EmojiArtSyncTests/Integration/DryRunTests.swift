@@ -37,6 +37,17 @@ struct DryRunTests {
             ["--dir", dir.path, "--server", gallery.baseURL, "--dry-run"], outputDirectory: out.path)
         #expect(usage.status == ExitStatus.usage.rawValue)
         #expect(usage.stderr.contains("--dry-run needs --once"), "\(usage.stderr)")
+        // A flag only: the variable is refused, not ignored (a real run where a dry one was meant).
+        let variable = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once"], outputDirectory: out.path,
+            environment: ["EMOJIART_SYNC_DRY_RUN": "1"])
+        #expect(variable.status == ExitStatus.usage.rawValue)
+        #expect(variable.stderr.contains("EMOJIART_SYNC_DRY_RUN is not read"), "\(variable.stderr)")
+        // --once from the environment is a one-shot run all the same.
+        let once = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--dry-run"], outputDirectory: out.path,
+            environment: ["EMOJIART_SYNC_ONCE": "1"])
+        #expect(once.status == ExitStatus.success.rawValue, "\(once.stderr)")
         #expect(dir.names().isEmpty)
     }
 
