@@ -149,6 +149,10 @@ struct RunOptions: ParsableArguments {
 /// Runs the agent the options describe: one pass with `--once`, the background agent otherwise.
 enum RunCommand {
     static func run(_ options: RunOptions) async throws {
+        // Not read, and not ignored either: someone who set it expects a dry run, and would get a real one.
+        if ProcessInfo.processInfo.environment["EMOJIART_SYNC_DRY_RUN"] != nil {
+            throw SettingsError("EMOJIART_SYNC_DRY_RUN is not read: --dry-run is a flag only; unset it, and pass --dry-run with --once").usageExit()
+        }
         let (settings, _) = try await options.settings()
         if options.dryRun {
             guard settings.once else {

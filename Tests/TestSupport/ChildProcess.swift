@@ -21,15 +21,16 @@ public final class ChildProcess {
 
     /// Starts `executable` with `arguments`; `environment` is added to the test's own. The output files go to
     /// `outputDirectory` (a scratch directory of its own when nil); `stderrPath` (created when missing) receives
-    /// stderr instead of a new file there.
+    /// stderr instead of a new file there; `mergingStandardError` sends stderr to the stdout file, in the order
+    /// written. `directory`: its working directory (the test's when nil).
     public init(
         executable: String, _ arguments: [String], outputDirectory: String? = nil, environment: [String: String] = [:],
-        stderrPath: String? = nil
+        stderrPath: String? = nil, mergingStandardError: Bool = false, directory: String? = nil
     ) throws {
         scratch = outputDirectory == nil ? TemporaryDirectory("child") : nil
-        let directory = outputDirectory ?? scratch!.path
-        stdoutPath = directory + "/child-\(UUID().uuidString).out"
-        self.stderrPath = stderrPath ?? directory + "/child-\(UUID().uuidString).err"
+        let outputs = outputDirectory ?? scratch!.path
+        stdoutPath = outputs + "/child-\(UUID().uuidString).out"
+        self.stderrPath = stderrPath ?? outputs + "/child-\(UUID().uuidString).err"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         if !FileManager.default.fileExists(atPath: self.stderrPath) {
             _ = FileManager.default.createFile(atPath: self.stderrPath, contents: nil)
@@ -39,8 +40,10 @@ public final class ChildProcess {
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         }
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.stderrPath))
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        process.standardOutput = output
+        process.standardError = mergingStandardError ? output : try FileHandle(forWritingTo: URL(fileURLWithPath: self.stderrPath))
         try process.run()
     }
 
@@ -76,13 +79,26 @@ public final class ChildProcess {
         public let stderr: String
     }
 
+    /// Runs `executable` to completion, blocking the calling thread (for a synchronous caller: a setup step, a
+    /// tool such as `mount` or `make`); throws when it cannot be started.
+    public static func runBlocking(
+        executable: String, _ arguments: [String], mergingStandardError: Bool = false, directory: String? = nil
+    ) throws -> Outcome {
+        let child = try ChildProcess(
+            executable: executable, arguments, mergingStandardError: mergingStandardError, directory: directory)
+        child.process.waitUntilExit()
+        return Outcome(
+            status: child.process.terminationStatus, exited: child.exited, stdout: child.stdout, stderr: child.stderr)
+    }
+
     /// Runs `executable` to completion and returns what it left.
     public static func run(
         executable: String, _ arguments: [String], outputDirectory: String? = nil, environment: [String: String] = [:],
-        timeout: Duration = .seconds(60)
+        mergingStandardError: Bool = false, timeout: Duration = .seconds(60)
     ) async throws -> Outcome {
         let child = try ChildProcess(
-            executable: executable, arguments, outputDirectory: outputDirectory, environment: environment)
+            executable: executable, arguments, outputDirectory: outputDirectory, environment: environment,
+            mergingStandardError: mergingStandardError)
         let status = await child.waitForExit(timeout: timeout)
         return Outcome(status: status, exited: status != nil && child.exited, stdout: child.stdout, stderr: child.stderr)
     }

@@ -16,9 +16,10 @@ public struct DryRunDecision: Sendable, Equatable {
         case conflict = "would-conflict"
         case refuse = "would-refuse"
 
-        public static func < (left: Action, right: Action) -> Bool {
-            allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
-        }
+        public static func < (left: Action, right: Action) -> Bool { left.rank < right.rank }
+
+        /// Its place in the plan's order (the order of the cases).
+        private var rank: Int { Self.allCases.firstIndex(of: self) ?? 0 }
 
         /// The word of the summary line: the action without its prefix.
         public var word: String { String(rawValue.dropFirst("would-".count)) }

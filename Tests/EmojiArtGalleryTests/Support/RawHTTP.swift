@@ -98,13 +98,3 @@ enum RawHTTP {
         return nil
     }
 }
-
-/// Runs blocking `work` on a new thread and returns its result, keeping the cooperative pool free.
-func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(with: Result { try work() })
-        }
-        thread.start()
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Paths in this repository (the Makefile, the man pages), found from this source file's location.
 enum RepositoryFiles {
@@ -21,16 +22,7 @@ enum RepositoryFiles {
 
     /// Runs a program to completion; returns its status and its stdout and stderr together.
     static func run(_ executable: String, _ arguments: [String], directory: String = root) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let outcome = try ChildProcess.runBlocking(executable: executable, arguments, mergingStandardError: true, directory: directory)
+        return (outcome.status ?? -1, outcome.stdout)
     }
 }

@@ -37,6 +37,17 @@ struct DryRunTests {
             ["--dir", dir.path, "--server", gallery.baseURL, "--dry-run"], outputDirectory: out.path)
         #expect(usage.status == ExitStatus.usage.rawValue)
         #expect(usage.stderr.contains("--dry-run needs --once"), "\(usage.stderr)")
+        // A flag only: the variable is refused, not ignored (a real run where a dry one was meant).
+        let variable = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once"], outputDirectory: out.path,
+            environment: ["EMOJIART_SYNC_DRY_RUN": "1"])
+        #expect(variable.status == ExitStatus.usage.rawValue)
+        #expect(variable.stderr.contains("EMOJIART_SYNC_DRY_RUN is not read"), "\(variable.stderr)")
+        // --once from the environment is a one-shot run all the same.
+        let once = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--dry-run"], outputDirectory: out.path,
+            environment: ["EMOJIART_SYNC_ONCE": "1"])
+        #expect(once.status == ExitStatus.success.rawValue, "\(once.stderr)")
         #expect(dir.names().isEmpty)
     }
 
@@ -51,6 +62,13 @@ struct DryRunTests {
         // A person's file put over the agent's (another inode): replaced, and kept beside it.
         try Data("mine".utf8).write(to: URL(fileURLWithPath: dir.file("mine.png")))
         rename(dir.file("mine.png"), dir.file("gallery_image_4.png"))
+        // The agent's exact bytes in a new file (a restore from a backup): adopted as it is.
+        // (Written beside it, then renamed over it: a new inode while the old one still exists, never its number.)
+        let five = try Data(contentsOf: URL(fileURLWithPath: dir.file("gallery_image_5.png")))
+        try five.write(to: URL(fileURLWithPath: dir.file("restored.tmp")))
+        rename(dir.file("restored.tmp"), dir.file("gallery_image_5.png"))
+        var restored = stat()
+        _ = lstat(dir.file("gallery_image_5.png"), &restored)
         gallery.server.setFaults(GalleryFaults(extraFeedURLs: ["/gallery/../etc/passwd"], droppedItems: [3]))
 
         let before = try DirectorySnapshot(dir.path)
@@ -63,8 +81,9 @@ struct DryRunTests {
             "would-fetch gallery_image_1.png key=/gallery/image?1 reason=missing",
             "would-replace gallery_image_2.png key=/gallery/image?2 reason=corrupt",
             "would-replace gallery_image_4.png key=/gallery/image?4 reason=corrupt conflict_copy=gallery_image_4.conflict-YYYYMMDD-HHMMSS.png",
+            "would-adopt gallery_image_5.png key=/gallery/image?5",
             "would-remove gallery_image_3.png key=/gallery/image?3",
-            "dry-run assets=4 unchanged=1 fetch=1 replace=2 adopt=0 refresh=0 remove=1 keep=0 conflict=0 refuse=1 exit=2",
+            "dry-run assets=4 unchanged=0 fetch=1 replace=2 adopt=1 refresh=0 remove=1 keep=0 conflict=0 refuse=1 exit=2",
         ], "\(run.stdout)")
         #expect(lines.contains { $0.hasPrefix("would-refuse /gallery/../etc/passwd reason=") }, "\(run.stdout)")
 
@@ -78,6 +97,13 @@ struct DryRunTests {
         }
         #expect(dir.names().contains { $0.hasPrefix("gallery_image_4.conflict-") })
         #expect(!dir.names().contains("gallery_image_3.png"))
+        var adopted = stat()
+        _ = lstat(dir.file("gallery_image_5.png"), &adopted)
+        #expect(adopted.st_ino == restored.st_ino, "adopted in place, not fetched again")
+        // Done: a second dry run has nothing left to do but the item the feed itself refuses.
+        let again = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(again.stdout.split(separator: "\n").map { $0.split(separator: " ").first ?? "" } == ["would-refuse", "dry-run"], "\(again.stdout)")
     }
 
     /// A run that ended without closing the index leaves rows in its write-ahead log: the dry run reads them

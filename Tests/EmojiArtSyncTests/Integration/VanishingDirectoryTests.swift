@@ -20,13 +20,7 @@ struct VanishingDirectoryTests {
 
     /// Runs `/bin/rm -rf path` and returns its exit status.
     static func removeTree(_ path: String) throws -> Int32 {
-        let rm = Process()
-        rm.executableURL = URL(fileURLWithPath: "/bin/rm")
-        rm.arguments = ["-rf", path]
-        rm.standardError = FileHandle.nullDevice
-        try rm.run()
-        rm.waitUntilExit()
-        return rm.terminationStatus
+        try ChildProcess.runBlocking(executable: "/bin/rm", ["-rf", path]).status ?? -1
     }
 
     static func contents(_ path: String) -> [String] {

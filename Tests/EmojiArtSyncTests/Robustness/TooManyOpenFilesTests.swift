@@ -18,13 +18,10 @@ struct TooManyOpenFilesTests {
     /// Sets the soft limit on open files of process `pid`, keeping its hard limit, with util-linux's `prlimit(1)`
     /// (Glibc's `prlimit(2)` wrapper is not visible to Swift without `_GNU_SOURCE`).
     static func setOpenFileLimit(of pid: pid_t, to soft: Int) throws {
-        let tool = Process()
-        tool.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        tool.arguments = ["--pid", "\(pid)", "--nofile=\(soft):"]
-        try tool.run()
-        tool.waitUntilExit()
-        guard tool.terminationStatus == 0 else {
-            throw TestFailure("prlimit --pid \(pid) --nofile=\(soft): exit \(tool.terminationStatus)")
+        let tool = try ChildProcess.runBlocking(
+            executable: "/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(soft):"], mergingStandardError: true)
+        guard tool.status == 0 else {
+            throw TestFailure("prlimit --pid \(pid) --nofile=\(soft): exit \(tool.status ?? -1): \(tool.stdout)")
         }
     }
 

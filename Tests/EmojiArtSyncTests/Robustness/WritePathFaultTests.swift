@@ -30,12 +30,8 @@ final class TmpfsMount {
 
     /// Runs `/bin/mount` with `arguments`; throws when it fails.
     static func mount(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/mount")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("mount \(arguments.joined(separator: " ")) failed") }
+        let mount = try ChildProcess.runBlocking(executable: "/bin/mount", arguments, mergingStandardError: true)
+        guard mount.status == 0 else { throw TestFailure("mount \(arguments.joined(separator: " ")) failed: \(mount.stdout)") }
     }
 }
 
@@ -119,12 +115,8 @@ struct WritePathFaultTests {
 @Suite(.timeLimit(.minutes(2)), .enabled(if: getuid() == 0, "needs root for chattr +i"))
 struct ImmutableFileTests {
     static func chattr(_ flag: String, _ path: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-        process.arguments = [flag, path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("chattr \(flag) \(path) failed") }
+        let chattr = try ChildProcess.runBlocking(executable: "/usr/bin/chattr", [flag, path], mergingStandardError: true)
+        guard chattr.status == 0 else { throw TestFailure("chattr \(flag) \(path) failed: \(chattr.stdout)") }
     }
 
     @Test func aFileThatCannotBeReplacedIsReportedLeftAndRepairedOnceItCanBe() async throws {
