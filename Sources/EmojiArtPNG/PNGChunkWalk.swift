@@ -19,9 +19,9 @@ struct PNGChunkWalk {
     private(set) var consumed = 0
     private var stage = Stage.signature
     /// The field being gathered (the signature, a chunk header, a stored CRC: see ``Stage``), at most 8 bytes.
-    private var field: [UInt8] = []
+    private var field = InlineBytes()
     /// The first bytes of the data, for a message that shows what came instead of a PNG.
-    private var head: [UInt8] = []
+    private var head = InlineBytes()
     private var info: PNGInfo?
     private var previous: ChunkType?
     private var sawIDAT = false
@@ -33,7 +33,7 @@ struct PNGChunkWalk {
     private var crc: uLong = 0
     private var dataLeft = 0
     /// IHDR's data, gathered as it passes (13 bytes).
-    private var headerData: [UInt8] = []
+    private var headerData = InlineBytes()
 
     /// What the walk waits for next.
     private enum Stage {
@@ -52,12 +52,11 @@ struct PNGChunkWalk {
     }
 
     /// How many first bytes a "not a PNG" message shows.
-    static let headLength = 24
+    static let headLength = InlineBytes.capacity
 
     init(count: Int, limits: PNGLimits) {
         self.count = count
         self.limits = limits
-        field.reserveCapacity(8)
     }
 
     /// Walks `bytes` and returns the IHDR facts, or throws the first defect found: every byte at once.
@@ -91,7 +90,7 @@ struct PNGChunkWalk {
                 let piece = UnsafeBufferPointer(rebasing: taken)
                 // crc32's length is a uInt (32 bits): fine, a piece is at most a chunk's 2^31-1 bytes.
                 crc = crc32(crc, piece.baseAddress, uInt(piece.count))
-                if type == .header && length == 13 { headerData.append(contentsOf: piece) }
+                if type == .header && length == 13 { headerData.append(contentsOf: taken) }
                 dataLeft -= piece.count
                 consumed += piece.count
                 rest = rest[taken.endIndex...]
@@ -129,19 +128,20 @@ struct PNGChunkWalk {
     /// data shorter than a signature is truncated when it agrees with the signature as far as it goes.
     private mutating func checkSignature() throws(PNGDefect) {
         guard count >= PNGSignature.bytes.count else {
-            if PNGSignature.isTruncatedPrefix(field) {
+            if PNGSignature.isTruncatedPrefix(field.bytes) {
                 throw PNGDefect(
                     .truncated,
                     "truncated inside the PNG signature: \(count) of \(PNGSignature.bytes.count) bytes", offset: 0)
             }
-            throw PNGDefect(.notPNG, "not a PNG: \(count) bytes starting \(Self.preview(field, continues: false))", offset: 0)
+            throw PNGDefect(
+                .notPNG, "not a PNG: \(count) bytes starting \(Self.preview(field.bytes, continues: false))", offset: 0)
         }
-        guard PNGSignature.isPresent(in: field) else {
+        guard field.uint64(at: 0) == PNGSignature.value else {
             stage = .notPNG
             try refuseNotPNG()
             return
         }
-        field.removeAll(keepingCapacity: true)
+        field.removeAll()
         try startChunk()
     }
 
@@ -149,7 +149,7 @@ struct PNGChunkWalk {
     private func refuseNotPNG() throws(PNGDefect) {
         guard head.count == min(count, Self.headLength) else { return }
         throw PNGDefect(
-            .notPNG, "not a PNG: the data starts \(Self.preview(head, continues: count > head.count))", offset: 0)
+            .notPNG, "not a PNG: the data starts \(Self.preview(head.bytes, continues: count > head.count))", offset: 0)
     }
 
     /// At a chunk boundary: what the bytes left say before the next chunk's header comes.
@@ -178,8 +178,8 @@ struct PNGChunkWalk {
     /// The gathered chunk header: its length and type checked, the chunk's bytes checked against what is left.
     private mutating func readChunkHeader() throws(PNGDefect) {
         let offset = chunkOffset
-        length = Self.readUInt32(field, at: 0)
-        type = ChunkType(rawValue: Self.readUInt32(field, at: 4))
+        length = field.uint32(at: 0)
+        type = ChunkType(rawValue: field.uint32(at: 4))
         let at = "chunk \(type) at offset \(offset)"
 
         if info == nil && type != .header {
@@ -206,9 +206,9 @@ struct PNGChunkWalk {
                 "truncated inside \(at): it needs \(chunkSize) bytes, \(remaining) are left",
                 offset: offset)
         }
-        crc = field.withUnsafeBufferPointer { crc32(0, $0.baseAddress! + 4, 4) }
-        field.removeAll(keepingCapacity: true)
-        headerData.removeAll(keepingCapacity: true)
+        crc = withUnsafeBytes(of: type.rawValue.bigEndian) { crc32(0, $0.baseAddress!.assumingMemoryBound(to: Bytef.self), 4) }
+        field.removeAll()
+        headerData.removeAll()
         dataLeft = Int(length)
         stage = dataLeft > 0 ? .chunkData : .storedCRC
     }
@@ -217,8 +217,8 @@ struct PNGChunkWalk {
     private mutating func endChunk() throws(PNGDefect) {
         let offset = chunkOffset
         let at = "chunk \(type) at offset \(offset)"
-        let stored = Self.readUInt32(field, at: 0)
-        field.removeAll(keepingCapacity: true)
+        let stored = field.uint32(at: 0)
+        field.removeAll()
         let computed = UInt32(truncatingIfNeeded: crc)
         guard stored == computed else {
             throw PNGDefect(
@@ -275,14 +275,14 @@ struct PNGChunkWalk {
     /// Checks IHDR's length and the dimensions against `limits`. The other fields (bit depth, colour
     /// type, methods) are left to libpng's `png_read_info`, which knows every rule. `data`: IHDR's 13 bytes.
     private static func header(
-        _ data: [UInt8], length: UInt32, chunkOffset: Int, limits: PNGLimits
+        _ data: InlineBytes, length: UInt32, chunkOffset: Int, limits: PNGLimits
     ) throws(PNGDefect) -> PNGInfo {
         guard length == 13 else {
             throw PNGDefect(
                 .badIHDR, "chunk IHDR at offset \(chunkOffset): \(length) bytes, IHDR has 13", offset: chunkOffset)
         }
-        let width = readUInt32(data, at: 0)
-        let height = readUInt32(data, at: 4)
+        let width = data.uint32(at: 0)
+        let height = data.uint32(at: 4)
         guard width <= limits.maxWidth && height <= limits.maxHeight else {
             throw PNGDefect(
                 .tooLarge,
@@ -298,12 +298,6 @@ struct PNGChunkWalk {
         }
         return PNGInfo(
             width: width, height: height, bitDepth: data[8], colorType: data[9], interlaced: data[12] == 1)
-    }
-
-    /// A big-endian UInt32 at `offset`; the caller has checked that 4 bytes are there.
-    private static func readUInt32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
-            | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
     }
 
     private static func hex(_ value: UInt32) -> String {
@@ -359,5 +353,47 @@ struct ChunkType: RawRepresentable, Equatable, CustomStringConvertible {
             return (0x21...0x7E).contains(value)
                 ? String(Unicode.Scalar(value)) : "\\x" + (value < 16 ? "0" : "") + String(value, radix: 16)
         }.joined()
+    }
+}
+
+/// A few bytes kept in place, with no allocation: a field of a chunk that straddles two pieces of the input, or the
+/// data's first bytes for a message.
+struct InlineBytes {
+    /// The most it holds: the longest field the walk keeps (the first bytes shown in a message).
+    static let capacity = 24
+    private var storage = InlineArray<24, UInt8>(repeating: 0)
+    private(set) var count = 0
+
+    /// Appends `bytes`; together they must fit in ``capacity``.
+    mutating func append(contentsOf bytes: Slice<UnsafeBufferPointer<UInt8>>) {
+        precondition(count + bytes.count <= Self.capacity, "more bytes than an InlineBytes holds")
+        for byte in bytes {
+            storage[count] = byte
+            count += 1
+        }
+    }
+
+    mutating func removeAll() {
+        count = 0
+    }
+
+    subscript(index: Int) -> UInt8 {
+        precondition(index < count, "index \(index) past the \(count) bytes held")
+        return storage[index]
+    }
+
+    /// The bytes held, as an array (for a message).
+    var bytes: [UInt8] {
+        (0..<count).map { storage[$0] }
+    }
+
+    /// The big-endian UInt32 at `offset`; 4 bytes must be held there.
+    func uint32(at offset: Int) -> UInt32 {
+        (offset..<offset + 4).reduce(0) { $0 << 8 | UInt32(self[$1]) }
+    }
+
+    /// The big-endian UInt64 at `offset`; 8 bytes must be held there.
+    func uint64(at offset: Int) -> UInt64 {
+        (offset..<offset + 8).reduce(0) { $0 << 8 | UInt64(self[$1]) }
     }
 }

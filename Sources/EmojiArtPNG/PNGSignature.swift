@@ -6,6 +6,9 @@ public enum PNGSignature {
     /// The signature bytes, in order.
     public static let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
+    /// The signature's 8 bytes read as one big-endian number.
+    static let value: UInt64 = 0x8950_4E47_0D0A_1A0A
+
     /// Whether `data` starts with the full signature. Cheap (8 comparisons); no other check is made.
     public static func isPresent<Bytes: Collection<UInt8>>(in data: Bytes) -> Bool {
         data.starts(with: bytes)
