@@ -27,7 +27,8 @@ public enum StagedFetch: Sendable {
 extension AssetFetcher {
     /// The whole off-silo job of a miss, on the transfer thread and the task that resumes from it: fetch
     /// (unconditionally) with the body streamed into a new temporary file in `temporaryDirectory` and hashed as
-    /// it arrives (`StreamedBodyFile`), then validate the PNG from that file. Memory per transfer is the write
+    /// it arrives (`StreamedBodyFile`), then validate the PNG (from the write buffer when the whole body fitted
+    /// in it, which a small image does: no second open and read; else from the file). Memory per transfer is the write
     /// buffer, whatever the image's size. Nothing here touches the silo; the caller decides before (the path is
     /// the agent's to write) and commits after (`GroupCommitter.publish(_:tag:)`). On any failure, the body cut
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
@@ -71,7 +72,9 @@ extension AssetFetcher {
         metrics.fetched(bytes: body.size, duration: started.duration(to: .now))
         let info: PNGInfo
         do {
-            info = try Self.validateFile(at: body.path, size: body.size, level: verification)
+            // A body that fitted in the write buffer is checked from it; a larger one from its file.
+            info = try body.bytes.map { bytes throws(PNGDefect) in try PNGValidator.validate(bytes, level: verification) }
+                ?? Self.validateFile(at: body.path, size: body.size, level: verification)
         } catch let defect as PNGDefect {
             unlink(body.path)
             throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(defect)", underlying: defect)

@@ -23,6 +23,9 @@ final class StreamedBodyFile: HTTPBodySink {
         let size: Int
         /// Lowercase hex SHA-256 of the bytes.
         let sha256: String
+        /// The whole body, when it never outgrew the buffer (written to the file in one piece at the end): it is
+        /// checked from memory, not read back. Nil for a larger body, which is checked from the file.
+        let bytes: [UInt8]?
     }
 
     /// The buffer in front of `write(2)`: a few of libcurl's receive buffers, so a file of any size costs a
@@ -63,8 +66,8 @@ final class StreamedBodyFile: HTTPBodySink {
         guard state.path == nil else { return state.fd >= 0 }
         do {
             let (fd, path) = try DiskStorage.createTemporaryFile(in: directory)
+            // The buffer grows as bytes come, up to `bufferSize`: most images are far smaller than it.
             (state.fd, state.path) = (fd, path)
-            state.buffer.reserveCapacity(Self.bufferSize)
             return true
         } catch {
             state.failure = error.message
@@ -99,7 +102,17 @@ final class StreamedBodyFile: HTTPBodySink {
     func finish() throws(SyncError) -> Finished {
         let outcome = state.withLock { state -> Result<Finished, SyncError> in
             // An empty body made no file yet: it gets one too (an empty file is then refused as not a PNG).
-            if state.failure == nil, makeFile(&state) { _ = Self.flush(&state) }
+            var whole: [UInt8]?
+            if state.failure == nil, makeFile(&state) {
+                if state.buffer.count == state.size {
+                    // Never flushed: the buffer is the whole body, written in one piece and handed on to be checked.
+                    let body = state.buffer
+                    state.buffer = []
+                    if body.withUnsafeBytes({ Self.writeAll($0, &state) }) { whole = body }
+                } else {
+                    _ = Self.flush(&state)
+                }
+            }
             let path = state.path ?? directory
             if let failure = state.failure {
                 return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
@@ -113,7 +126,8 @@ final class StreamedBodyFile: HTTPBodySink {
             state.handedOn = true
             var digest = SHA256Digest()
             swap(&digest, &state.digest)
-            return .success(Finished(path: path, size: state.size, sha256: SHA256Digest.hexString(digest.finalize())))
+            return .success(Finished(
+                path: path, size: state.size, sha256: SHA256Digest.hexString(digest.finalize()), bytes: whole))
         }
         return try outcome.get()
     }
