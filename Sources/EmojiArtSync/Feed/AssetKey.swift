@@ -48,6 +48,15 @@ public final class AssetKey: Hashable, Sendable, Comparable, CustomStringConvert
         self.urlHash = url.hashValue
     }
 
+    /// A key only to look `url` up by (`FeedState.member(_:)`): not checked, so never requested, logged or used
+    /// as a file name itself; what a lookup finds is the feed's own, checked key. A walk of a large index probes
+    /// the feed once per row, and checking every row's url first was a fair part of the walk.
+    init(probing url: String) {
+        self.rawValue = url
+        self.fileName = ""
+        self.urlHash = url.hashValue
+    }
+
     private static func validate(_ url: String) throws(Rejection) {
         func reject(_ reason: String) -> Rejection { Rejection(url: url, reason: reason) }
         let bytes = url.utf8

@@ -208,8 +208,7 @@ public final class FeedCatalogue {
     }
 
     private static func feedKey(_ url: String, name: String, in feed: FeedState) -> (key: AssetKey, position: Int)? {
-        guard let probe = try? AssetKey(indexedURL: url, fileName: name), let member = feed.member(probe),
-            member.key.fileName == name
+        guard let member = feed.member(AssetKey(probing: url)), member.key.fileName == name
         else { return nil }
         return member
     }
