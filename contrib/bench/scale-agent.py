@@ -114,6 +114,7 @@ class LogTail:
                 rotated = False  # renamed away, the new file not made yet: read it next time
             if not rotated:
                 return self
+            self._count(self.file.read())  # what was written to it between the read above and the rename
             self.file.close()
             self.file, self.partial = None, b""
 
