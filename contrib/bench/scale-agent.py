@@ -8,7 +8,8 @@ while full passes run, and while the agent's own first (cold) sync of the export
 
 CPU comes from /proc/PID/stat (utime + stime, in clock ticks), so figures are in milliseconds of CPU with a
 resolution of one tick (10 ms); per-poll figures are averaged over several polls to get below that. Idle CPU
-comes from the threads' schedstat (nanoseconds): a tick is more than the whole minute's budget. A repair is
+and the CPU of a full pass on SIGHUP come from the threads' schedstat (nanoseconds): a tick is more than the
+whole minute's budget, and a small gallery's pass is a few ticks. A repair is
 timed from the unlink to the first inotify event on DIR for its name (created, renamed in, or written and
 closed) after which the file reads back byte-identical: the resolution is this script's wake-up, well under a
 millisecond on an idle core.
@@ -65,15 +66,16 @@ def wait_until(predicate, timeout, step=0.01):
     return predicate()
 
 
-def quiet_cpu_ms(pid, window, ticks, limit):
+def quiet_since(pid, window, ticks, limit):
     """Waits until `window` seconds pass with less than `ticks` clock ticks of CPU (at most `limit` seconds);
-    returns the CPU (ms) and the monotonic time at the start of that quiet window: where the work before it ended."""
+    returns the threads' CPU (`thread_cpu_ns`) and the monotonic time at the start of that quiet window: where
+    the work before it ended."""
     deadline = time.monotonic() + limit
     while True:
-        before, at = cpu_ms(pid), time.monotonic()
+        threads, before, at = thread_cpu_ns(pid), cpu_ms(pid), time.monotonic()
         time.sleep(window)
         if cpu_ms(pid) - before < ticks * TICK_MS or time.monotonic() >= deadline:
-            return before, at
+            return threads, at
 
 
 def log_time(line):
@@ -293,14 +295,15 @@ class FeedVersions:
 
 def full_pass_cpu_ms(agent, idle_per_s):
     """CPU (ms) of the full pass one SIGHUP asks for: from the signal until the agent is quiet again after the
-    pass's poll line (its rescan and the end of the pass included), less the idle rate over that time."""
+    pass's poll line (its rescan and the end of the pass included), less the idle rate over that time; from the
+    threads' schedstat (ns: a small gallery's pass is a few clock ticks), a thread that ends meanwhile lost."""
     pid, polls = agent.proc.pid, agent.polls()
-    cpu, start = cpu_ms(pid), time.monotonic()
+    threads, start = thread_cpu_ns(pid), time.monotonic()
     os.kill(pid, signal.SIGHUP)
     if not wait_until(lambda: agent.polls() > polls, 1800, 0.02):
         raise SystemExit("the full pass asked for by SIGHUP did not end within 30 min")
-    quiet_cpu, quiet_at = quiet_cpu_ms(pid, 0.5, 1, 60)
-    return max(0.0, quiet_cpu - cpu - idle_per_s * (quiet_at - start))
+    quiet_threads, quiet_at = quiet_since(pid, 0.5, 1, 60)
+    return max(0.0, cpu_ms_between(threads, quiet_threads) - idle_per_s * (quiet_at - start))
 
 
 def cold_sync_repairs(a, work):
@@ -366,7 +369,7 @@ def main():
             raise SystemExit("the agent did not finish its first poll within 30 min")
         # The end of the first pass (index checkpoint, status) may still be running: idle starts when two
         # seconds pass with less than two clock ticks of CPU (at most two minutes of waiting).
-        quiet_cpu_ms(agent.proc.pid, 2, 2, 120)
+        quiet_since(agent.proc.pid, 2, 2, 120)
         idle = []
         idle_window = a.idle_window or a.window
         for _ in range(a.runs if "idle" in phases else 0):
