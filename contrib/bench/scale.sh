@@ -3,6 +3,7 @@
 # beside its peer measured in the same run, as the median of --runs runs with min-max.
 #
 #   contrib/bench/scale.sh [--small-count 100000] [--full-count 1000] [--runs 5] [--deletes 50] [--window 10]
+#                          [--cold-after 2000]   (files the agent's cold sync writes before deletions start)
 #                          [--bin DIR]   (use the binaries in DIR instead of building release ones)
 #                          [--only http,https,agent]   (only these parts; a count of 0 skips that export)
 #
@@ -19,14 +20,17 @@
 #   https: cold --once with --http-version auto, 1.1 and 2 (--ca-cert)
 #                        vs  curl -Z --parallel-max 8 --http1.1 and --http2 (--cacert),
 #                            rclone copy --transfers 8 (--ca-cert)    (wall, peak RSS, connections nginx accepted)
-#   agent: background agent: idle CPU per minute, CPU per poll (feed unchanged / changed), repair latency
-#                        p50/p99, RSS idle after the first pass and after each polling run
+#   agent: background agent, for each export: idle CPU per minute and RSS after the first pass, CPU of a full
+#          pass on SIGHUP (feed unchanged / changed), CPU per poll (feed unchanged / re-sent / changed) and RSS
+#          after each polling run, repair latency p50/p99/max (delete -> back byte-identical, timed by inotify)
+#          for a lone deletion, while full passes run (SIGHUP every 0.5 s) and while the agent's own cold sync of
+#          the export runs (deletions from file --cold-after on; those made after the sync ended do not count)
 # The full-scale run (100,000 small, 1,000 full) is for a quiet machine; try small sizes first, e.g.
 #   contrib/bench/scale.sh --small-count 2000 --full-count 200 --runs 3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-small_count=100000 full_count=1000 runs=5 deletes=50 window=10 bin= only=http,https,agent
+small_count=100000 full_count=1000 runs=5 deletes=50 window=10 cold_after=2000 bin= only=http,https,agent
 while [ $# -gt 0 ]; do
   case $1 in
     --small-count) small_count=$2; shift 2 ;;
@@ -34,9 +38,10 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --deletes) deletes=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
+    --cold-after) cold_after=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
 done
@@ -284,7 +289,7 @@ bench() {  # label count flag(--small or "")
   fi
   if wants agent; then
     python3 contrib/bench/scale-agent.py --agent "$bin/emojiart-sync" --server "$url" --feed "$dir/gallery/images" \
-      --export "$dir" --runs "$runs" --deletes "$deletes" --window "$window" --label "$label"
+      --export "$dir" --runs "$runs" --deletes "$deletes" --window "$window" --cold-after "$cold_after" --label "$label"
   fi
 }
 
