@@ -30,7 +30,9 @@ public struct DirectoryIdentity: Sendable, Equatable {
     /// Why `directory` is no longer the folder this identity was taken of, in words for the log; nil while it is.
     public func change(in directory: SyncDirectory) -> String? {
         switch Self.id(of: directory.root) {
-        case .missing: return "\(directory.root) was removed"
+        // A path that is no longer there says nothing of how it went: `mv DIR DIR.old` and `rm -rf DIR` both
+        // leave it missing (inotify tells them apart when its event comes first: WatchService).
+        case .missing: return "\(directory.root) is no longer there (removed or moved away)"
         case .found(let now) where now != root:
             return "\(directory.root) was replaced by another directory (moved away or removed and made again, or a symbolic link)"
         case .found, .unreadable: break
