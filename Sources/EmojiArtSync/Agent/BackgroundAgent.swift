@@ -61,7 +61,7 @@ public final class BackgroundAgent: Sendable {
         stopping = AgentStop(notifier: notifier, gate: agent.core.storage.gate, logger: agent.logger)
         diskPurge = DiskPurgeService(keeper: keeper)
         statusService = StatusService(
-            keeper: keeper, directory: agent.configuration.directory, server: agent.configuration.server.origin,
+            keeper: keeper, directory: agent.configuration.directory, server: agent.configuration.http.server.origin,
             logFile: agent.configuration.effectiveLogFile, startedAt: Date(), mode: watchMode,
             changes: agent.core.log.changes, notifier: notifier, metrics: agent.fetcher.metrics, logger: agent.logger)
     }
@@ -79,8 +79,8 @@ public final class BackgroundAgent: Sendable {
     public func run(handleSignals: Bool = true, trapped: TrappedSignals? = nil) async -> ExitStatus {
         logger.info("agent started", metadata: [
             "event": "start", "pid": .stringConvertible(getpid()), "dir": .string(directory.root),
-            "server": .string(agent.configuration.server.origin),
-            "interval": .string(agent.configuration.pollInterval.secondsText),
+            "server": .string(agent.configuration.http.server.origin),
+            "interval": .string(agent.configuration.schedule.pollInterval.secondsText),
         ])
         notifier.ready(status: "first pass under way")
         let group = ServiceGroup(configuration: groupConfiguration(handleSignals: handleSignals, trapped: trapped))
@@ -103,14 +103,14 @@ public final class BackgroundAgent: Sendable {
         var services: [any AgentService] = [
             WatchService(
                 directory: directory, identity: identity, gate: agent.core.storage.gate, keeper: keeper, mode: watchMode,
-                stop: stopping, fallbackRescanInterval: configuration.fallbackRescanInterval, logger: logger),
+                stop: stopping, fallbackRescanInterval: configuration.schedule.fallbackRescanInterval, logger: logger),
             ScheduleService(
                 directory: directory, identity: identity, keeper: keeper, mode: watchMode, stop: stopping,
-                fallbackRescanInterval: configuration.fallbackRescanInterval, sleep: schedulerSleep),
+                fallbackRescanInterval: configuration.schedule.fallbackRescanInterval, sleep: schedulerSleep),
             statusService, diskPurge,
             RequestService(directory: directory, keeper: keeper, logger: logger),
         ]
-        if configuration.scrubInterval != nil { services.append(ScrubService(keeper: keeper)) }
+        if configuration.schedule.scrubInterval != nil { services.append(ScrubService(keeper: keeper)) }
         services.append(WatchdogService(notifier: notifier, keeper: keeper))
         // Signals first: the group stops its services in reverse order, so a second SIGTERM is heard to the end.
         if handleSignals {

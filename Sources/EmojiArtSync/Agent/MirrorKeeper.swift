@@ -59,7 +59,7 @@ public final class MirrorKeeper {
     public let scrubber: Scrubber
 
     public init(core: MirrorCore, fetcher: AssetFetcher, configuration: AgentConfiguration, logger: Logger) {
-        self.scrubber = Scrubber(core: core, interval: configuration.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
+        self.scrubber = Scrubber(core: core, interval: configuration.schedule.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
         self.core = core
         self.fetcher = fetcher
         self.loader = core.memory
@@ -173,7 +173,7 @@ public final class MirrorKeeper {
         let itemsChanged: Bool
         do {
             let applied = try await FeedApplication(
-                core: core, window: configuration.accessWindow, maxDeletePercent: configuration.maxDeletePercent,
+                core: core, window: configuration.accessWindow, maxDeletePercent: configuration.safety.maxDeletePercent,
                 logger: logger
             ) { [repairs] jobs in
                 switch jobs {
@@ -213,7 +213,7 @@ public final class MirrorKeeper {
     }
 
     private func scheduleNextPoll() {
-        let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
+        let interval = configuration.schedule.pollInterval.seconds * Double.random(in: 0.9...1.1)
         nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
     }
 
