@@ -81,7 +81,7 @@ extension AgentConfiguration {
         /// Extra attempts per access after a transient network failure.
         public var retries = 2
         /// Backoff of failed accesses before they are retried (tests shorten it).
-        public var retryPolicy = RetryPolicy()
+        var retryPolicy = RetryPolicy()
         /// The longest wait obeyed when the gallery answers `429` or `503` with a `Retry-After`: a longer one is
         /// cut to this, so a hostile or mistaken value cannot park the agent.
         public var maxRetryAfter: Duration = .seconds(3600)
@@ -120,7 +120,7 @@ extension AgentConfiguration {
         /// it, at most 4 MiB/s; nil turns the background scrub off.
         public var scrubInterval: Duration? = Scrubber.defaultInterval
         /// How often to rescan when inotify cannot be used (watch or instance limit reached).
-        public var fallbackRescanInterval: Duration = .seconds(30)
+        var fallbackRescanInterval: Duration = .seconds(30)
 
         public init() {}
     }

@@ -19,7 +19,7 @@ public final class Alarm: Sendable {
     public init() {}
 
     /// Wakes the sleeper, or the next one if nobody sleeps now.
-    public func ring() {
+    func ring() {
         let (sleeper, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
             guard let sleeper = state.sleeper else {
                 state.rung = true

@@ -26,13 +26,13 @@ import Glibc
 /// work (inotify reads, curl) runs on threads of its own inside the watcher and the HTTP client.
 public final class BackgroundAgent: Sendable {
     public let agent: SyncAgent
-    public let keeper: MirrorKeeper
+    let keeper: MirrorKeeper
     /// Tells systemd (`Type=notify`) about readiness, reloads, stops and status; silent outside systemd.
-    public let notifier: SystemdNotifier
+    let notifier: SystemdNotifier
     /// How long a graceful stop may take before the loops are cancelled outright.
-    public static let maximumStopDuration: Duration = .seconds(10)
+    static let maximumStopDuration: Duration = .seconds(10)
     /// How long a reload (`SIGHUP`) may hold back its `READY=1` for the pass it asked for.
-    public static let maximumReloadWait: Duration = .seconds(60)
+    static let maximumReloadWait: Duration = .seconds(60)
     private let stopping: AgentStop
     private let watchMode: WatchMode
     private let schedulerSleep = SchedulerSleepRecord()
@@ -40,14 +40,14 @@ public final class BackgroundAgent: Sendable {
     private let statusService: StatusService
 
     /// Where the scheduler loop is: asleep until a deadline (nil: until something rings), or awake.
-    public struct SchedulerSleep: Sendable, Equatable {
+    struct SchedulerSleep: Sendable, Equatable {
         /// When it wakes on its own; nil when only an event wakes it.
         public var until: ContinuousClock.Instant?
     }
 
     /// The scheduler's sleep now, or nil while it works: an idle agent sleeps until its next poll, with
     /// nothing due in between (what a test checks instead of watching a clock).
-    public var schedulerAsleep: SchedulerSleep? { schedulerSleep.current }
+    var schedulerAsleep: SchedulerSleep? { schedulerSleep.current }
 
     public init(agent: SyncAgent, notifier: SystemdNotifier = SystemdNotifier()) async {
         self.agent = agent
@@ -143,7 +143,7 @@ public final class BackgroundAgent: Sendable {
     public var failure: SyncError? { stopping.failure }
 
     /// Asks for a disk purge (what `SIGUSR2` does); one asked for during a purge runs right after it.
-    public func requestDiskPurge() {
+    func requestDiskPurge() {
         diskPurge.request()
     }
 }

@@ -12,7 +12,7 @@ import Logging
 /// with the mirror's parts it drives (`MirrorCore`): its state only ever changes together with theirs. Every method
 /// may suspend; after each `await` it re-reads what it needs rather than trusting what it saw before.
 @SyncActor
-public final class MirrorKeeper {
+final class MirrorKeeper {
     private let core: MirrorCore
     private let fetcher: AssetFetcher
     private let loader: ImageLoader
@@ -20,7 +20,7 @@ public final class MirrorKeeper {
     private let logger: Logger
 
     /// Distinct keys of the last feed that was accepted.
-    public var feedKeys: [AssetKey] { core.catalogue.keys }
+    var feedKeys: [AssetKey] { core.catalogue.keys }
     /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
     /// first poll and after `SIGHUP`.
     private var fullPassRequested = true
@@ -29,9 +29,9 @@ public final class MirrorKeeper {
     private var pollRequested = true
     private var nextPollAt: ContinuousClock.Instant = .now
     /// Rung whenever there is work to do now; the agent's scheduler sleeps on it until the next deadline.
-    public nonisolated let alarm = Alarm()
+    nonisolated let alarm = Alarm()
     /// Times the scheduler woke up to run due work (`status --json` shows it: flat while idle).
-    public private(set) var wakeUps = 0
+    private(set) var wakeUps = 0
     /// The passes of `runDueWork`, for callers that wait for the pass carrying out their request (a reload).
     private let passes = PassCounter()
     private var feedFailures = 0
@@ -75,7 +75,7 @@ public final class MirrorKeeper {
 
     /// Asks for a poll now; with `fullPass`, that poll accesses every entry (`SIGHUP`). Asked while a poll
     /// runs, one more poll runs right after it (requests coalesce, none is lost).
-    public func pollNow(fullPass: Bool = false) {
+    func pollNow(fullPass: Bool = false) {
         pollRequested = true
         if fullPass { fullPassRequested = true }
         alarm.ring()
@@ -83,7 +83,7 @@ public final class MirrorKeeper {
 
     /// Runs whatever is due now: a poll (requested or its time come), retries whose backoff expired, queued
     /// checks. Returns when the next of them falls due (nil: nothing is scheduled, only events can wake).
-    public func runDueWork() async -> ContinuousClock.Instant? {
+    func runDueWork() async -> ContinuousClock.Instant? {
         wakeUps += 1
         passes.begin()
         defer { passes.end() }
@@ -228,7 +228,7 @@ public final class MirrorKeeper {
     }
 
     /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
-    public func forgetFailures() {
+    func forgetFailures() {
         do {
             try core.pipeline.forgetFailures()
         } catch {
@@ -246,21 +246,21 @@ public final class MirrorKeeper {
     }
 
     /// Returns once scheduler pass `pass` (from `reload()`) has ended, or when the calling task is cancelled.
-    public func waitForPass(_ pass: Int) async {
+    func waitForPass(_ pass: Int) async {
         await passes.waitUntilEnded(pass)
     }
 
     // MARK: - Scrub
 
     /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).
-    public func scrubStep() async {
+    func scrubStep() async {
         await repairs.repair(await scrubber.step().damaged)
     }
 
     /// A whole scrub pass now (`emojiart-sync scrub` asked for it through `RequestInbox`), published in the status
     /// as `lastScrub` as soon as it is done, then the repairs of what it found damaged.
     @discardableResult
-    public func scrubNow() async -> AgentStatus.Scrub {
+    func scrubNow() async -> AgentStatus.Scrub {
         let found = await scrubber.fullPass()
         scrubSequence += 1
         let record = AgentStatus.Scrub(

@@ -11,7 +11,7 @@ public final class SyncAgent: Sendable {
     /// The log file; `SIGHUP` reopens it.
     public let logSink: LogSink
     public let client: CurlHTTPClient
-    public let fetcher: AssetFetcher
+    let fetcher: AssetFetcher
     /// The memory layer, the index, the committer and the rest: opened with DIR.
     public let core: MirrorCore
     public let engine: SyncEngine

@@ -8,14 +8,14 @@ import Logging
 /// Holds no mutable state of its own; the mirror's parts own the caches.
 public struct SyncEngine: Sendable {
     public let core: MirrorCore
-    public let fetcher: AssetFetcher
+    let fetcher: AssetFetcher
     /// Accesses pending at once.
-    public let accessWindow: Int
+    let accessWindow: Int
     /// The mass-deletion guard for files of items gone from the feed (`--max-delete`).
     public let maxDeletePercent: Int
     private let logger: Logger
 
-    public init(
+    init(
         core: MirrorCore, fetcher: AssetFetcher, accessWindow: Int, maxDeletePercent: Int = 50, logger: Logger
     ) {
         self.core = core
@@ -88,7 +88,7 @@ public struct SyncEngine: Sendable {
     /// feed is fetched and applied by the same steps, each decision noted instead of carried out. No image is
     /// downloaded. Throws what would make the real pass impossible (the feed unreachable or unreadable).
     @SyncActor
-    public func planOnce(notice: String? = nil) async throws -> DryRunReport {
+    func planOnce(notice: String? = nil) async throws -> DryRunReport {
         let feed = try await fetchFeed()
         let plan = DryRunPlan()
         for rejection in feed.rejections { plan.noteRejected(rejection) }

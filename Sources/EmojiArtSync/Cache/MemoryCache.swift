@@ -7,9 +7,9 @@
 /// thousands of them): the assets live in an array of slots chained in recency order by index (a doubly linked
 /// list without a node allocation per entry), and a dictionary finds a key's slot. A use moves the slot to the
 /// front; eviction takes from the back; a freed slot is reused by the next insert.
-public struct MemoryCache: Sendable {
-    public let byteLimit: Int
-    public private(set) var totalBytes = 0
+struct MemoryCache: Sendable {
+    let byteLimit: Int
+    private(set) var totalBytes = 0
 
     private struct Slot: Sendable {
         var asset: Asset?
@@ -58,7 +58,7 @@ public struct MemoryCache: Sendable {
     /// Inserts or replaces, then evicts until within the limit. Returns how many entries were evicted, and the
     /// slot the asset is in (-1 when it was not kept: larger than the whole limit, or evicted at once).
     @discardableResult
-    public mutating func insert(_ asset: Asset) -> (evicted: Int, slot: Int32) {
+    mutating func insert(_ asset: Asset) -> (evicted: Int, slot: Int32) {
         remove(asset.key)
         guard asset.memoryCost <= byteLimit else { return (0, Self.none) }
         let slot: Int32

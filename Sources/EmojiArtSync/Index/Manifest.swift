@@ -5,12 +5,12 @@ import Glibc
 ///
 /// Read once, when an `AssetIndex` is created next to it, so that an upgrade keeps the ownership of every
 /// file the older agent wrote. Never written any more.
-public struct Manifest: Codable, Sendable, Equatable {
+struct Manifest: Codable, Sendable, Equatable {
     /// One file the agent wrote.
-    public struct Entry: Codable, Sendable, Equatable {
+    struct Entry: Codable, Sendable, Equatable {
         public var key: String
         public var size: Int
-        public var sha256: String
+        var sha256: String
 
         public init(key: String, size: Int, sha256: String) {
             self.key = key
@@ -19,7 +19,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         }
     }
 
-    public static let currentVersion = 1
+    static let currentVersion = 1
 
     public var version: Int = Manifest.currentVersion
     /// Keyed by file name (not key), because ownership is a property of a path.

@@ -17,13 +17,13 @@ import Logging
 /// else (a repair line, say) and before it suspends; `write` is `add` and `append()` for a line on its own.
 /// Appending never waits: with the log writer stuck and its buffer full, the batch is dropped and its lines are
 /// counted in the writer's next `event=log dropped=N` line.
-public struct AccessLineWriter: Sendable {
+struct AccessLineWriter: Sendable {
     private let sink: LogSink
     private let format: LogFormat
     /// How each line is copied to standard error (`LogSink.standardErrorForm(for: .access)`).
     private let standardError: LogSink.StandardErrorForm
     /// The configured level lets info lines through.
-    public let isEnabled: Bool
+    let isEnabled: Bool
     private var batch = LogBatch()
     private var timestamps = LogTimestampCache()
 
@@ -36,7 +36,7 @@ public struct AccessLineWriter: Sendable {
     }
 
     /// Lines added and not yet appended.
-    public var pendingLines: Int { batch.lines }
+    var pendingLines: Int { batch.lines }
 
     /// Encodes the access line of `key` (an `AssetKey`'s `rawValue`), served from `hit` (a `Hit`'s `rawValue`),
     /// `bytes` long, stored as `file`, into the pending batch, stamped `date`.

@@ -4,7 +4,7 @@ import Logging
 /// Renders a log event as one JSON object on one line, with the keys and key order of `LogfmtFormatter`:
 /// `{"ts":"...","level":"info","msg":"...","event":"...",<metadata sorted by key>}`. Every value is a
 /// string, as in logfmt, so a reader can switch formats without changing a query.
-public enum JSONLogFormatter {
+enum JSONLogFormatter {
     public static func line(
         timestamp: Date,
         level: Logger.Level,

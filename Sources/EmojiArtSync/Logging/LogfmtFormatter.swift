@@ -7,7 +7,7 @@ import Logging
 /// logfmt is what people grep: every field is `key=value`, values with spaces, quotes, `=` or control
 /// characters are double-quoted with backslash escapes, and one event is always exactly one line, so a
 /// hostile string from the feed cannot forge a second log line.
-public enum LogfmtFormatter {
+enum LogfmtFormatter {
     /// Formats one event. Metadata keys are sorted so lines are stable and diffable, except `event`,
     /// which comes first after `msg` because it is what a reader filters on.
     public static func line(
@@ -79,7 +79,7 @@ public enum LogfmtFormatter {
 
     /// An event's keys and values in the order every log format writes them: `level`, `msg` (when not
     /// empty), `event`, then the rest of the metadata sorted by key. The JSON format uses the same order.
-    public static func orderedFields(
+    static func orderedFields(
         level: Logger.Level, message: String, metadata: Logger.Metadata
     ) -> [(key: String, value: String)] {
         var fields: [(key: String, value: String)] = [("level", level.rawValue)]

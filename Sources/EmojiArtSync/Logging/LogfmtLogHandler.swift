@@ -8,10 +8,10 @@ import Logging
 /// An `event=asset` line below warning is an access line (`LogSink.LineKind.access`): under the journal it
 /// stays in the log file. `whenFull: .drop` makes a logger that never waits for a stuck log writer (the
 /// `SyncActor` silo's); the default waits as `LogSink.WhenFull.wait` says.
-public struct LogfmtLogHandler: LogHandler {
+struct LogfmtLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+    var metadataProvider: Logger.MetadataProvider?
     private let sink: LogSink
     private let format: LogFormat
     private let whenFull: LogSink.WhenFull
@@ -23,7 +23,7 @@ public struct LogfmtLogHandler: LogHandler {
         self.whenFull = whenFull
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }

@@ -9,9 +9,9 @@ import Metrics
 /// `MetricsSystem`, so several agents, or tests, in one process each keep their own). `SyncMetrics.off`
 /// uses swift-metrics' no-op handler: that is the default, and costs one empty call per event. The names
 /// and labels are the ones the man page lists under `--metrics-listen`.
-public struct SyncMetrics: Sendable {
+struct SyncMetrics: Sendable {
     /// What kind of failure an `emojiart_sync_failures_total` sample counts (label `kind`).
-    public enum FailureKind: String, Sendable, CaseIterable {
+    enum FailureKind: String, Sendable, CaseIterable {
         /// The gallery did not answer usably: refused, timed out, a bad status, truncated, too large.
         case network
         /// The body was not a valid PNG (the book's server answers `200` with JSON for missing images).
@@ -55,7 +55,7 @@ public struct SyncMetrics: Sendable {
     ]
 
     /// How a feed poll ended (label `result` of `emojiart_sync_polls_total`).
-    public enum PollResult: String, Sendable, CaseIterable {
+    enum PollResult: String, Sendable, CaseIterable {
         /// A changed feed, taken.
         case ok
         /// `304 Not Modified`.
@@ -139,7 +139,7 @@ public struct SyncMetrics: Sendable {
     }
 
     /// The published status's asset counts and the number of files in the index.
-    public func observe(_ status: AgentStatus, indexFiles files: Int) {
+    func observe(_ status: AgentStatus, indexFiles files: Int) {
         assetsOK.record(status.assets.ok)
         assetsMissing.record(status.assets.missing)
         assetsFailing.record(status.assets.failing)

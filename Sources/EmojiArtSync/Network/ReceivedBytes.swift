@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Owned by an `AssetFetcher` (every copy of it shares this object) and added to where a body arrives, on
 /// whatever thread finished the transfer; an atomic, because that is the whole of its state.
-public final class ReceivedBytes: Sendable {
+final class ReceivedBytes: Sendable {
     private let total = Atomic<Int>(0)
 
     public init() {}

@@ -7,7 +7,7 @@ import Glibc
 /// agent's, whatever its name and bytes: never renamed over, truncated or unlinked (docs/RELIABILITY.md,
 /// "Ownership by identity"). A rename keeps a file's identity, so the agent's file a person moved away is still
 /// recognised as the agent's (and left alone: it is no longer at an asset path).
-public struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
+struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
     public let device: UInt64
     public let inode: UInt64
 

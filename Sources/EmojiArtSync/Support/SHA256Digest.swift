@@ -5,7 +5,7 @@ import CCrypto
 ///
 /// A value type you feed bytes to (`update`) and then `finalize`; `hex(of:)` is the one-shot form. Pure work,
 /// so callers run it off the actors.
-public struct SHA256Digest: ~Copyable {
+struct SHA256Digest: ~Copyable {
     private let context: OpaquePointer
 
     public init() {
@@ -38,12 +38,12 @@ public struct SHA256Digest: ~Copyable {
     }
 
     /// Lowercase hex SHA-256 of `bytes`.
-    public static func hex(of bytes: [UInt8]) -> String {
+    static func hex(of bytes: [UInt8]) -> String {
         hexString(Self.bytes(of: bytes))
     }
 
     /// Lowercase hex of `bytes`.
-    public static func hexString(_ bytes: [UInt8]) -> String {
+    static func hexString(_ bytes: [UInt8]) -> String {
         let table = Array("0123456789abcdef".utf8)
         var hex = [UInt8]()
         hex.reserveCapacity(bytes.count * 2)

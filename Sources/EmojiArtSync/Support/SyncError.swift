@@ -31,11 +31,11 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     /// The failed system call's name, when `code == .system`.
     public let call: String?
     /// The failed system call's errno, when `code == .system`.
-    public let errnoValue: Int32?
+    let errnoValue: Int32?
     /// The path the failure concerns, if any.
     public let path: String?
     /// The error underneath, if this one wraps another.
-    public let underlying: (any Error)?
+    let underlying: (any Error)?
 
     public init(
         _ code: Code, _ message: String, call: String? = nil, errno: Int32? = nil, path: String? = nil,

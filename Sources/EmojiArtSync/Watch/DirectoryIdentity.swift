@@ -9,7 +9,7 @@ import Musl
 /// (`rm -rf DIR`, perhaps followed by `mkdir DIR`), moved away (`mv DIR DIR.old`), replaced by a symbolic link
 /// to elsewhere, or its state directory removed. DIR is followed if it is a symbolic link from the start, so a
 /// link that is there all along is fine; one that replaces DIR points at another directory, and that counts.
-public struct DirectoryIdentity: Sendable, Equatable {
+struct DirectoryIdentity: Sendable, Equatable {
     private struct FileID: Equatable {
         var device: UInt64
         var inode: UInt64

@@ -32,7 +32,7 @@ import Synchronization
 /// }
 /// // The stream finished: DIR is gone (the agent stops), or the watcher failed (see `failure`).
 /// ```
-public final class DirectoryWatcher: Sendable {
+final class DirectoryWatcher: Sendable {
     /// The events asked of the kernel, each for a reason:
     /// - ``InotifyMask/closeWrite``: a writer finished; the file is complete and can be verified now.
     /// - ``InotifyMask/modify``: contents changed in place (`write`, `truncate`, `open` with `O_TRUNC`),
@@ -49,7 +49,7 @@ public final class DirectoryWatcher: Sendable {
     /// - ``InotifyMask/onlyDirectory``: fail with `ENOTDIR` instead of watching a plain file by mistake.
     /// - ``InotifyMask/excludeUnlinked``: after a file is unlinked, stop reporting events from someone
     ///   who still holds it open; they no longer concern anything in DIR.
-    public static let watchMask: InotifyMask = [
+    static let watchMask: InotifyMask = [
         .closeWrite, .modify, .attrib, .create, .delete, .movedFrom, .movedTo,
         .deleteSelf, .moveSelf, .onlyDirectory, .excludeUnlinked,
     ]
@@ -188,7 +188,7 @@ public final class DirectoryWatcher: Sendable {
     /// such as a task cancellation handler (the reader's last `yield` may need the very task whose handler is
     /// running, so joining there would deadlock). Call ``stop()`` afterwards, outside the handler, to release
     /// the descriptors. If a `stop()` is already under way this does nothing: that call ends the thread.
-    public func requestStop() {
+    func requestStop() {
         _ = thread.withLockIfAvailable { thread in
             if thread != nil { wake.signal() }
         }

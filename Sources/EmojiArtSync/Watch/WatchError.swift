@@ -9,9 +9,9 @@ import Musl
 /// ``kind`` is for code (`switch error.kind`: recreate a missing directory, give up on a file that is
 /// not a directory), ``message`` is a sentence for the log that says what to do. For failed system
 /// calls ``call`` names the C function, ``errnoValue`` its errno and ``path`` the directory.
-public struct WatchError: Error, Sendable, CustomStringConvertible {
+struct WatchError: Error, Sendable, CustomStringConvertible {
     /// The category of failure.
-    public enum Kind: String, Sendable, Hashable {
+    enum Kind: String, Sendable, Hashable {
         /// `inotify_init1` failed with `EMFILE`: the user's inotify instances
         /// (`fs.inotify.max_user_instances`) or the process's file descriptors are used up.
         case instanceLimit
@@ -27,14 +27,14 @@ public struct WatchError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The category of failure.
-    public let kind: Kind
+    let kind: Kind
     /// One or two sentences for a person reading the log.
     public let message: String
     /// The C function that failed: `inotify_init1`, `inotify_add_watch`, `eventfd`, `pthread_create`,
     /// `read` or `poll`.
     public let call: String
     /// The failed call's errno (or, for `pthread_create`, its returned error number).
-    public let errnoValue: Int32
+    let errnoValue: Int32
     /// The directory the watcher was for.
     public let path: String
 
