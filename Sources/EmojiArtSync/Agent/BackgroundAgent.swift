@@ -42,7 +42,7 @@ public final class BackgroundAgent: Sendable {
     /// Where the scheduler loop is: asleep until a deadline (nil: until something rings), or awake.
     struct SchedulerSleep: Sendable, Equatable {
         /// When it wakes on its own; nil when only an event wakes it.
-        public var until: ContinuousClock.Instant?
+        var until: ContinuousClock.Instant?
     }
 
     /// The scheduler's sleep now, or nil while it works: an idle agent sleeps until its next poll, with

@@ -61,7 +61,7 @@ public struct DryRunDecision: Sendable, Equatable {
 final class DryRunPlan: Sendable {
     private let decisions = Mutex<[String: DryRunDecision]>([:])
 
-    public init() {}
+    init() {}
 
     /// Notes `decision`, unless its subject has one already.
     func note(_ decision: DryRunDecision) {

@@ -42,23 +42,23 @@ final class MirrorKeeper {
     private var heartbeat = PollHeartbeat()
 
     /// Checks and repairs files: what the watcher, rescans, retries, scrubs and purges ask for.
-    public nonisolated let repairs: RepairQueue
+    nonisolated let repairs: RepairQueue
     /// The last error that ended a piece of work (shown by `status`).
     private let errors: WorkErrors
 
     /// What `status` shows besides counters.
-    public private(set) var lastPoll: AgentStatus.Poll?
-    public var lastError: String? { errors.last }
-    public private(set) var lastPurge: AgentStatus.Purge?
+    private(set) var lastPoll: AgentStatus.Poll?
+    var lastError: String? { errors.last }
+    private(set) var lastPurge: AgentStatus.Purge?
     private var purgeSequence = 0
     /// The last scrub a command asked for, and how many there were (`scrub` tells its own from an older one).
-    public private(set) var lastScrub: AgentStatus.Scrub?
+    private(set) var lastScrub: AgentStatus.Scrub?
     private var scrubSequence = 0
 
     /// Re-hashes owned files in the background, a step at a time.
-    public let scrubber: Scrubber
+    let scrubber: Scrubber
 
-    public init(core: MirrorCore, fetcher: AssetFetcher, configuration: AgentConfiguration, logger: Logger) {
+    init(core: MirrorCore, fetcher: AssetFetcher, configuration: AgentConfiguration, logger: Logger) {
         self.scrubber = Scrubber(core: core, interval: configuration.schedule.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
         self.core = core
         self.fetcher = fetcher
@@ -238,7 +238,7 @@ final class MirrorKeeper {
 
     /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
     /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
-    public func reload() async -> Int {
+    func reload() async -> Int {
         forgetFailures()
         pollNow(fullPass: true)
         repairs.rescanAll()
@@ -275,7 +275,7 @@ final class MirrorKeeper {
     // MARK: - Purges
 
     /// `SIGUSR1`: drops the memory cache (the next accesses are disk hits).
-    public func purgeMemory() async -> AgentStatus.Purge {
+    func purgeMemory() async -> AgentStatus.Purge {
         let dropped = loader.purge()
         await FreedMemory.release()  // what the cache held goes back to the kernel, not to malloc's free lists
         return recordPurge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes)
@@ -283,7 +283,7 @@ final class MirrorKeeper {
 
     /// `SIGUSR2`: removes the agent's own files, empties the index and the memory cache, then fetches the
     /// whole feed again (network hits). Files the agent did not write stay.
-    public func purgeDisk() async -> AgentStatus.Purge {
+    func purgeDisk() async -> AgentStatus.Purge {
         var removed = (files: 0, bytes: 0)
         do {
             removed = try await core.owned.clear()
@@ -313,7 +313,7 @@ final class MirrorKeeper {
 
     /// A snapshot for `status.json`. Costs the same at any gallery size: every figure is a counter kept as
     /// events happen.
-    public func status(base: AgentStatus) async -> AgentStatus {
+    func status(base: AgentStatus) async -> AgentStatus {
         var status = base
         status.assets.total = feedKeys.count
         do {

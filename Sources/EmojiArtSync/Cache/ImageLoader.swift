@@ -24,18 +24,18 @@ public final class ImageLoader {
 
     /// Thrown instead of loading again while a recent failure for the key is remembered.
     struct RememberedFailure: Error, Sendable, CustomStringConvertible {
-        public let key: AssetKey
+        let key: AssetKey
         let underlying: any Error
-        public let attempts: Int
+        let attempts: Int
         let retryIn: Duration
-        public var description: String {
+        var description: String {
             "\(underlying) (failed \(attempts)x; next attempt in \(retryIn.secondsText))"
         }
     }
 
     /// A load in flight, as its runner holds it: handed to `endLoad`.
     struct LoadToken: Sendable {
-        public let key: AssetKey
+        let key: AssetKey
         let id: UInt64
     }
 

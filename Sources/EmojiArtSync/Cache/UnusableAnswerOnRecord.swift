@@ -7,11 +7,11 @@ import FoundationEssentials
 /// content changed); `SIGHUP` and a disk purge forget every record. This is what keeps a repeated `--once`
 /// over a gallery with broken items from asking for each of them every time.
 struct UnusableAnswerOnRecord: Error, Sendable, CustomStringConvertible {
-    public let key: AssetKey
-    public let answer: UnusableAnswer
+    let key: AssetKey
+    let answer: UnusableAnswer
     let retryAt: Date
 
-    public var description: String {
+    var description: String {
         "\(answer.reason) (answered at \(LogfmtFormatter.timestampString(answer.answeredAt)); "
             + "asked again after \(LogfmtFormatter.timestampString(retryAt)) or when its feed tag changes)"
     }

@@ -15,7 +15,7 @@ struct GalleryFeed: Sendable {
     /// Items whose url was refused, with the reason.
     let rejections: [AssetKey.Rejection]
 
-    public init(entries: [AssetKey], rejections: [AssetKey.Rejection] = [], tags: [AssetKey: String] = [:]) {
+    init(entries: [AssetKey], rejections: [AssetKey.Rejection] = [], tags: [AssetKey: String] = [:]) {
         let items = FeedState(keys: entries, tags: tags)
         self.items = items
         self.entryPositions = entries.map { Int32(items.position(of: $0)!) }
@@ -30,7 +30,7 @@ struct GalleryFeed: Sendable {
     }
 
     /// Every accepted item in feed order, duplicates included.
-    public var entries: [AssetKey] { entryPositions.map { items.keys[Int($0)] } }
+    var entries: [AssetKey] { entryPositions.map { items.keys[Int($0)] } }
     /// How many items were accepted, duplicates included.
     var entryCount: Int { entryPositions.count }
     /// The distinct keys, in order of first appearance.
@@ -48,7 +48,7 @@ struct GalleryFeed: Sendable {
     /// Decodes a feed body in one streaming pass (`FeedReader`): only `url` and `checksum` are kept, and a
     /// url already met costs no allocation. Urls among `known` (the keys of the last feed) are not checked
     /// again, and the keys made for them are reused.
-    public static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
+    static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
         try FeedReader.read(body, known: known, maximumUniqueAssets: maximumUniqueAssets)
     }
 }

@@ -601,10 +601,10 @@ public struct IndexEntry: Sendable, Equatable {
 /// An item's URL answered, but not with an image: when, under which feed tag, and what was wrong.
 struct UnusableAnswer: Sendable, Equatable {
     var tag: String?
-    public var reason: String
+    var reason: String
     var answeredAt: Date
 
-    public init(tag: String?, reason: String, answeredAt: Date) {
+    init(tag: String?, reason: String, answeredAt: Date) {
         self.tag = tag
         self.reason = reason
         self.answeredAt = answeredAt

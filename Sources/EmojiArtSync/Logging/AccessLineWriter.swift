@@ -28,7 +28,7 @@ struct AccessLineWriter: Sendable {
     private var timestamps = LogTimestampCache()
 
     /// A writer for `sink`, with the agent's configured `level` and `format` (those of its `Logger`).
-    public init(sink: LogSink, level: Logger.Level, format: LogFormat) {
+    init(sink: LogSink, level: Logger.Level, format: LogFormat) {
         self.sink = sink
         self.format = format
         self.standardError = sink.standardErrorForm(for: .access)
@@ -40,7 +40,7 @@ struct AccessLineWriter: Sendable {
 
     /// Encodes the access line of `key` (an `AssetKey`'s `rawValue`), served from `hit` (a `Hit`'s `rawValue`),
     /// `bytes` long, stored as `file`, into the pending batch, stamped `date`.
-    public mutating func add(key: String, hit: String, bytes: Int, file: String, at date: Date = Date()) {
+    mutating func add(key: String, hit: String, bytes: Int, file: String, at date: Date = Date()) {
         guard isEnabled else { return }
         let lineStart = batch.file.count
         let fieldsStart: Int
@@ -88,7 +88,7 @@ struct AccessLineWriter: Sendable {
     /// Hands the pending lines to the sink under one lock, without waiting; returns false when the sink's
     /// buffer was full and the batch was dropped (its lines counted in the writer's `dropped=N` line).
     @discardableResult
-    public mutating func append() -> Bool {
+    mutating func append() -> Bool {
         guard batch.lines > 0 else { return true }
         let taken = sink.append(batch, whenFull: .drop)
         batch.removeAll(keepingCapacityUpTo: LogWriter.eagerBytes)
@@ -97,7 +97,7 @@ struct AccessLineWriter: Sendable {
 
     /// Encodes one access line and appends it (with any lines still pending) at once.
     @discardableResult
-    public mutating func write(key: String, hit: String, bytes: Int, file: String) -> Bool {
+    mutating func write(key: String, hit: String, bytes: Int, file: String) -> Bool {
         add(key: key, hit: hit, bytes: bytes, file: file)
         return append()
     }

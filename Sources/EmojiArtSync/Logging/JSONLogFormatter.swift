@@ -5,7 +5,7 @@ import Logging
 /// `{"ts":"...","level":"info","msg":"...","event":"...",<metadata sorted by key>}`. Every value is a
 /// string, as in logfmt, so a reader can switch formats without changing a query.
 enum JSONLogFormatter {
-    public static func line(
+    static func line(
         timestamp: Date,
         level: Logger.Level,
         message: String,
@@ -17,7 +17,7 @@ enum JSONLogFormatter {
     }
 
     /// A JSON string literal. Control characters are escaped, so one event is always one line; `/` is not.
-    public static func quote(_ value: String) -> String {
+    static func quote(_ value: String) -> String {
         LogfmtFormatter.quoted(value, escapingLineSeparators: true)
     }
 }

@@ -9,14 +9,14 @@ import Logging
 /// stays in the log file. `whenFull: .drop` makes a logger that never waits for a stuck log writer (the
 /// `SyncActor` silo's); the default waits as `LogSink.WhenFull.wait` says.
 struct LogfmtLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
     var metadataProvider: Logger.MetadataProvider?
     private let sink: LogSink
     private let format: LogFormat
     private let whenFull: LogSink.WhenFull
 
-    public init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt, whenFull: LogSink.WhenFull = .wait) {
+    init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt, whenFull: LogSink.WhenFull = .wait) {
         self.sink = sink
         self.logLevel = level
         self.format = format
@@ -28,7 +28,7 @@ struct LogfmtLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    func log(event: LogEvent) {
         // The common case, an event's own metadata and nothing to merge it with, costs no copy.
         var merged = metadata.isEmpty && metadataProvider == nil ? event.metadata ?? [:] : metadata
         if !metadata.isEmpty || metadataProvider != nil {

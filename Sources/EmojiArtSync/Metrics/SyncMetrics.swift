@@ -24,7 +24,7 @@ struct SyncMetrics: Sendable {
         case other
 
         /// The kind of `error`, as thrown by an asset access.
-        public init(of error: any Error) {
+        init(of error: any Error) {
             switch error {
             case let error as HTTPClientError: self = error.kind == .cancelled ? .other : .network
             case let error as SyncError:
@@ -67,7 +67,7 @@ struct SyncMetrics: Sendable {
     }
 
     /// Metrics that go nowhere (swift-metrics' no-op backend): the agent without `--metrics-listen`.
-    public static let off = SyncMetrics(factory: NOOPMetricsHandler.instance)
+    static let off = SyncMetrics(factory: NOOPMetricsHandler.instance)
 
     private let hits: [Hit: Counter]
     private let repairs: [String: Counter]
@@ -82,7 +82,7 @@ struct SyncMetrics: Sendable {
     private let lastPollSuccess: Gauge
 
     /// Makes every handle from `factory` (a `PrometheusMetricsFactory` on the endpoint's registry, say).
-    public init(factory: any MetricsFactory) {
+    init(factory: any MetricsFactory) {
         hits = Dictionary(uniqueKeysWithValues: Hit.allCases.map {
             ($0, Counter(label: "emojiart_sync_hits_total", dimensions: [("source", $0.rawValue)], factory: factory))
         })
@@ -111,30 +111,30 @@ struct SyncMetrics: Sendable {
     }
 
     /// A feed poll that ended with `result`; any but `failed` reached the gallery, and stamps the last success.
-    public func poll(_ result: PollResult, at date: Date = Date()) {
+    func poll(_ result: PollResult, at date: Date = Date()) {
         polls[result]?.increment()
         if result != .failed { lastPollSuccess.record(date.timeIntervalSince1970) }
     }
 
     /// An access served from `source` (one `hit=` log line).
-    public func hit(_ source: Hit) {
+    func hit(_ source: Hit) {
         hits[source]?.increment()
     }
 
     /// A damaged file about to be re-fetched (one `event=repair` log line); `reason` is `missing` or `corrupt`.
-    public func repair(_ reason: String) {
+    func repair(_ reason: String) {
         repairs[reason]?.increment()
     }
 
     /// An asset body received from the gallery, valid or not, and how long its transfer (retries included) took.
-    public func fetched(bytes: Int, duration: Duration) {
+    func fetched(bytes: Int, duration: Duration) {
         bytesFetched.increment(by: bytes)
         fetchDuration.record(duration: duration)
     }
 
     /// A load that failed: once per fetch, disk read or store that failed, however many accesses waited for it
     /// (each of those logs its own `result=failed` line).
-    public func failure(_ error: any Error) {
+    func failure(_ error: any Error) {
         failures[FailureKind(of: error)]?.increment()
     }
 

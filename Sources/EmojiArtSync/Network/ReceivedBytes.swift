@@ -8,15 +8,15 @@ import Synchronization
 final class ReceivedBytes: Sendable {
     private let total = Atomic<Int>(0)
 
-    public init() {}
+    init() {}
 
     /// Counts one body of `bytes` bytes.
-    public func add(_ bytes: Int) {
+    func add(_ bytes: Int) {
         total.add(bytes, ordering: .relaxed)
     }
 
     /// Every byte counted so far.
-    public var count: Int {
+    var count: Int {
         total.load(ordering: .relaxed)
     }
 }

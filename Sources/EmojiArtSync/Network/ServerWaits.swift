@@ -14,17 +14,17 @@ final class ServerWaits: Sendable {
     /// One wait the server asked for, as `status` and the log show it.
     struct Wait: Sendable, Equatable {
         /// The URL that answered (the feed's for a wait of the whole gallery).
-        public var url: String
+        var url: String
         /// Whether it pauses the whole gallery (the feed answered) or only its URL.
         var wholeGallery: Bool
         /// `HTTP 429`, `HTTP 503`.
-        public var status: Int
+        var status: Int
         /// When the wait is over.
-        public var until: ContinuousClock.Instant
+        var until: ContinuousClock.Instant
         /// The same moment on the wall clock, for people.
         var untilDate: Date
         /// How long it is, from when it was recorded (capped).
-        public var obeyed: Duration
+        var obeyed: Duration
         /// Whether the server asked for longer than ``ServerWaits/maximumWait`` and was cut to it.
         var capped: Bool
     }
@@ -36,9 +36,9 @@ final class ServerWaits: Sendable {
         /// URLs waiting (1 for the gallery's pause).
         var urls: Int
         /// When the last wait is over.
-        public var until: Date
+        var until: Date
         /// The status the server answered with (the latest wait's).
-        public var status: Int
+        var status: Int
     }
 
     private struct State {
@@ -51,7 +51,7 @@ final class ServerWaits: Sendable {
     /// The longest wait obeyed.
     let maximumWait: Duration
 
-    public init(maximumWait: Duration = .seconds(3600)) {
+    init(maximumWait: Duration = .seconds(3600)) {
         self.maximumWait = maximumWait
     }
 
@@ -99,12 +99,12 @@ final class ServerWaits: Sendable {
     }
 
     /// The wait for `url` (its own or the gallery's, whichever ends later), for a failure's next retry time.
-    public func remaining(for url: String) -> Duration? {
+    func remaining(for url: String) -> Duration? {
         notBefore(url).map { ContinuousClock.now.duration(to: $0) }
     }
 
     /// What is waited for now; nil when nothing is.
-    public var summary: Summary? {
+    var summary: Summary? {
         let now = ContinuousClock.now
         return state.withLock { state -> Summary? in
             if let gallery = state.gallery, gallery.until > now {
@@ -117,7 +117,7 @@ final class ServerWaits: Sendable {
     }
 
     /// `2026-11-26T14:03:07Z`: a wait's end in a log line.
-    public static func timestamp(_ date: Date) -> String {
+    static func timestamp(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle())
     }
 }

@@ -76,11 +76,11 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// agent could store its asset (`NAME.conflict-YYYYMMDD-HHMMSS.png`).
     struct MovedAside: Codable, Sendable, Equatable {
         /// The asset's file name, and the name the file that was there got (both in DIR).
-        public var file: String
+        var file: String
         var movedTo: String
-        public var at: Date
+        var at: Date
 
-        public init(file: String, movedTo: String, at: Date) {
+        init(file: String, movedTo: String, at: Date) {
             self.file = file
             self.movedTo = movedTo
             self.at = at

@@ -6,7 +6,7 @@
 struct ConflictLedger: Sendable {
     private var reported: [String: String] = [:]
 
-    public init() {}
+    init() {}
 
     /// Records the conflict at `path` with `what` sits there; returns whether it is new (to be logged).
     mutating func note(path: String, occupant: String) -> Bool {

@@ -44,7 +44,7 @@ final class GroupCommitter {
     /// A downloaded asset in a private temporary file, waiting to be put at its path.
     struct PendingFile: Sendable {
         let temporaryPath: String
-        public let entry: IndexEntry
+        let entry: IndexEntry
     }
 
     /// What committing one file came to.
@@ -79,7 +79,7 @@ final class GroupCommitter {
 
     /// Batches committed and files in them, since start (`status --json`, the benchmarks, tests).
     private(set) var batches = 0
-    public private(set) var files = 0
+    private(set) var files = 0
     /// Files waiting for the next batch.
     var queued: Int { queue.count }
     /// The largest batch so far.

@@ -46,7 +46,7 @@ struct PathOccupant: Sendable, Equatable {
     /// Why the agent must not write at this path, or nil when it may. `owned`: the manifest records the
     /// agent's file here (its own file, even with extra names the user gave it, is replaced by rename, never
     /// written through).
-    public func refusal(owned: Bool) -> String? {
+    func refusal(owned: Bool) -> String? {
         switch kind {
         case .absent: return nil
         case .regular: return owned || links <= 1 ? nil : "a hard link to a file with \(links) names"

@@ -8,7 +8,7 @@ import CCrypto
 struct SHA256Digest: ~Copyable {
     private let context: OpaquePointer
 
-    public init() {
+    init() {
         // EVP_MD_CTX_new only fails when malloc does; the process cannot go on without memory anyway.
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
         self.context = context
@@ -17,13 +17,13 @@ struct SHA256Digest: ~Copyable {
 
     deinit { EVP_MD_CTX_free(context) }
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         EVP_DigestUpdate(context, base, bytes.count)
     }
 
     /// The 32-byte digest of everything fed so far.
-    public consuming func finalize() -> [UInt8] {
+    consuming func finalize() -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         _ = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
@@ -31,7 +31,7 @@ struct SHA256Digest: ~Copyable {
     }
 
     /// The 32-byte digest of `bytes`.
-    public static func bytes(of bytes: [UInt8]) -> [UInt8] {
+    static func bytes(of bytes: [UInt8]) -> [UInt8] {
         var digest = SHA256Digest()
         bytes.withUnsafeBytes { digest.update($0) }
         return digest.finalize()

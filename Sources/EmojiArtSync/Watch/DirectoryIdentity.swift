@@ -19,7 +19,7 @@ struct DirectoryIdentity: Sendable, Equatable {
     private let state: FileID
 
     /// The identity of `directory` now; nil when DIR or its state directory cannot be `stat`ed.
-    public init?(of directory: SyncDirectory) {
+    init?(of directory: SyncDirectory) {
         guard case .found(let root) = Self.id(of: directory.root),
               case .found(let state) = Self.id(of: directory.stateDirectory)
         else { return nil }
@@ -28,7 +28,7 @@ struct DirectoryIdentity: Sendable, Equatable {
     }
 
     /// Why `directory` is no longer the folder this identity was taken of, in words for the log; nil while it is.
-    public func change(in directory: SyncDirectory) -> String? {
+    func change(in directory: SyncDirectory) -> String? {
         switch Self.id(of: directory.root) {
         case .missing: return "\(directory.root) was removed"
         case .found(let now) where now != root:

@@ -14,17 +14,17 @@ import Musl
 /// survives in ``rawValue``.
 struct InotifyMask: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The C bit pattern.
-    public let rawValue: UInt32
+    let rawValue: UInt32
 
     /// Creates a mask from a C bit pattern.
-    public init(rawValue: UInt32) {
+    init(rawValue: UInt32) {
         self.rawValue = rawValue
     }
 
     // MARK: Events
 
     /// A file was read. The corresponding C constant is `IN_ACCESS`.
-    public static let access = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_ACCESS))
+    static let access = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_ACCESS))
     /// A file's contents changed (`write`, `truncate`, `open` with `O_TRUNC`).
     /// The corresponding C constant is `IN_MODIFY`.
     static let modify = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_MODIFY))
@@ -36,7 +36,7 @@ struct InotifyMask: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// A file not opened for writing was closed. The corresponding C constant is `IN_CLOSE_NOWRITE`.
     static let closeNoWrite = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_CLOSE_NOWRITE))
     /// A file was opened. The corresponding C constant is `IN_OPEN`.
-    public static let open = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_OPEN))
+    static let open = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_OPEN))
     /// A file was renamed away from the watched directory; ``WatchEvent/cookie`` pairs it with the
     /// matching ``movedTo``. The corresponding C constant is `IN_MOVED_FROM`.
     static let movedFrom = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_MOVED_FROM))
@@ -44,9 +44,9 @@ struct InotifyMask: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The corresponding C constant is `IN_MOVED_TO`.
     static let movedTo = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_MOVED_TO))
     /// A file or directory was created in the watched directory. The corresponding C constant is `IN_CREATE`.
-    public static let create = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_CREATE))
+    static let create = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_CREATE))
     /// A file or directory was deleted from the watched directory. The corresponding C constant is `IN_DELETE`.
-    public static let delete = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_DELETE))
+    static let delete = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_DELETE))
     /// The watched directory itself was deleted. The corresponding C constant is `IN_DELETE_SELF`.
     static let deleteSelf = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_DELETE_SELF))
     /// The watched directory itself was renamed or moved. The corresponding C constant is `IN_MOVE_SELF`.
@@ -62,9 +62,9 @@ struct InotifyMask: OptionSet, Sendable, Hashable, CustomStringConvertible {
     static let queueOverflow = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_Q_OVERFLOW))
     /// The watch was removed (explicitly, or because the directory was deleted or unmounted); no more
     /// events come from it. The corresponding C constant is `IN_IGNORED`.
-    public static let ignored = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_IGNORED))
+    static let ignored = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_IGNORED))
     /// The event's subject is a directory. The corresponding C constant is `IN_ISDIR`.
-    public static let isDirectory = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_ISDIR))
+    static let isDirectory = InotifyMask(rawValue: UInt32(truncatingIfNeeded: IN_ISDIR))
 
     // MARK: Options for inotify_add_watch only
 
@@ -98,7 +98,7 @@ struct InotifyMask: OptionSet, Sendable, Hashable, CustomStringConvertible {
     ]
 
     /// The set bits by name, for logs: `[create, isDirectory]`; unnamed bits appear in hex.
-    public var description: String {
+    var description: String {
         var parts: [String] = []
         var rest = rawValue
         for (bit, name) in Self.names where contains(bit) {

@@ -29,17 +29,17 @@ struct WatchError: Error, Sendable, CustomStringConvertible {
     /// The category of failure.
     let kind: Kind
     /// One or two sentences for a person reading the log.
-    public let message: String
+    let message: String
     /// The C function that failed: `inotify_init1`, `inotify_add_watch`, `eventfd`, `pthread_create`,
     /// `read` or `poll`.
-    public let call: String
+    let call: String
     /// The failed call's errno (or, for `pthread_create`, its returned error number).
     let errnoValue: Int32
     /// The directory the watcher was for.
-    public let path: String
+    let path: String
 
     /// Creates an error; inside the module prefer the factories below, which write the message.
-    public init(kind: Kind, message: String, call: String, errno: Int32, path: String) {
+    init(kind: Kind, message: String, call: String, errno: Int32, path: String) {
         self.kind = kind
         self.message = message
         self.call = call
@@ -48,7 +48,7 @@ struct WatchError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The message, then the call and errno: `... (inotify_add_watch, errno 28)`.
-    public var description: String {
+    var description: String {
         "\(message) (\(call), errno \(errnoValue))"
     }
 }

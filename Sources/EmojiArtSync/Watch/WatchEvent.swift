@@ -10,13 +10,13 @@ struct WatchEvent: Sendable, Equatable, CustomStringConvertible {
     /// The file name inside the watched directory, without a path; `nil` for events on the directory
     /// itself and for ``InotifyMask/queueOverflow``. Decoded as UTF-8; bytes that are not valid UTF-8
     /// become U+FFFD, so such a name may not round-trip, but the event still arrives.
-    public let name: String?
+    let name: String?
     /// Pairs an ``InotifyMask/movedFrom`` with its ``InotifyMask/movedTo`` (same non-zero value for
     /// both halves of one `rename(2)`); 0 for every other event (`cookie`).
     let cookie: UInt32
 
     /// Creates an event; the watcher makes these from the kernel's records, tests may make their own.
-    public init(mask: InotifyMask, name: String?, cookie: UInt32 = 0) {
+    init(mask: InotifyMask, name: String?, cookie: UInt32 = 0) {
         self.mask = mask
         self.name = name
         self.cookie = cookie
@@ -30,7 +30,7 @@ struct WatchEvent: Sendable, Equatable, CustomStringConvertible {
     var endsWatch: Bool { name == nil && !mask.isDisjoint(with: .endsWatch) }
 
     /// `create name=a.png`, `moveSelf`, `movedTo name=b.png cookie=7`, for logs and test failures.
-    public var description: String {
+    var description: String {
         var text = mask.description
         if let name { text += " name=\(name)" }
         if cookie != 0 { text += " cookie=\(cookie)" }
