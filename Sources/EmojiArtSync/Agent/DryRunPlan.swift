@@ -28,7 +28,7 @@ public struct DryRunDecision: Sendable, Equatable {
         var leavesAssetMissing: Bool { self == .conflict || self == .refuse }
     }
 
-    public let action: Action
+    let action: Action
     /// The file's name in DIR, or a refused item's URL.
     let subject: String
     /// `key=value` pairs, in order.

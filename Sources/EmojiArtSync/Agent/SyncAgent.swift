@@ -14,9 +14,9 @@ public final class SyncAgent: Sendable {
     let fetcher: AssetFetcher
     /// The memory layer, the index, the committer and the rest: opened with DIR.
     public let core: MirrorCore
-    public let engine: SyncEngine
+    let engine: SyncEngine
     /// Held for the agent's lifetime: one agent per directory.
-    public let lock: DirectoryLock
+    let lock: DirectoryLock
     /// What the metrics are recorded into, for `MetricsEndpoint`; nil without `--metrics-listen`.
     public let metricsRegistry: PrometheusCollectorRegistry?
 

@@ -6,13 +6,13 @@ import Logging
 /// size), changed items refreshed.
 ///
 /// Holds no mutable state of its own; the mirror's parts own the caches.
-public struct SyncEngine: Sendable {
-    public let core: MirrorCore
+struct SyncEngine: Sendable {
+    let core: MirrorCore
     let fetcher: AssetFetcher
     /// Accesses pending at once.
     let accessWindow: Int
     /// The mass-deletion guard for files of items gone from the feed (`--max-delete`).
-    public let maxDeletePercent: Int
+    let maxDeletePercent: Int
     private let logger: Logger
 
     init(
@@ -29,7 +29,7 @@ public struct SyncEngine: Sendable {
     /// directory unusable); per-asset failures are in the report. `onProgress` is told after each distinct asset
     /// of the pass is done (see `SyncProgress`): the terminal's progress line.
     @SyncActor
-    public func syncOnce(onProgress: (@Sendable (SyncProgress) -> Void)? = nil) async throws -> SyncReport {
+    func syncOnce(onProgress: (@Sendable (SyncProgress) -> Void)? = nil) async throws -> SyncReport {
         let clock = ContinuousClock()
         let start = clock.now
         let jobsBefore = SyncActor.jobsEntered

@@ -68,7 +68,7 @@ public final class ImageLoader {
     /// Accesses answered from memory, including those that joined a load in flight.
     private(set) var memoryHits = 0
 
-    public nonisolated init(
+    nonisolated init(
         memoryLimit: Int, retryPolicy: RetryPolicy = RetryPolicy(),
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {

@@ -55,7 +55,7 @@ public final class AssetIndex {
     public private(set) var count: Int
 
     /// Reads of the index that returned a row; for tests and `status`.
-    public private(set) var lookups = 0
+    private(set) var lookups = 0
 
     /// Rows added or removed since the index was opened: what the feed's sweeps (`FeedCatalogue.current()`)
     /// compare to know that nothing they depend on changed. Replacing a row keeps it.
@@ -179,7 +179,7 @@ public final class AssetIndex {
     /// (a first run) is an empty one. An index the real run would move aside and rebuild is an empty one too, with
     /// the notice saying so; one of version 1 is migrated in the copy. The copy keeps no checkpoint, and an old
     /// `manifest.json` is not imported (that renames it).
-    public static func snapshot(of directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
+    static func snapshot(of directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
         let path = directory.indexPath
         guard access(path, F_OK) == 0 else { return (try AssetIndex(connection: SQLiteConnection(path: ":memory:")), nil) }
         do {

@@ -63,7 +63,7 @@ public final class LogSink: Sendable {
     let standardErrorIsJournal: Bool
     /// The log file is rotated: false without one, and for a path that is a symbolic link or no regular file
     /// (written through, never renamed; see `LogFile`).
-    public let rotates: Bool
+    let rotates: Bool
     private let standardError: StandardErrorForm
     private let writer: LogWriter
 

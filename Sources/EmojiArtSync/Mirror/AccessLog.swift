@@ -22,7 +22,7 @@ public final class AccessLog {
     private let directory: SyncDirectory
 
     /// Rung when anything `status` shows changed; the status writer sleeps on it.
-    public nonisolated let changes = Alarm()
+    nonisolated let changes = Alarm()
 
     /// Accesses by the layer that served them: one per `event=asset` access, as `emojiart_sync_hits_total`.
     public private(set) var hits: [Hit: Int] = [:]

@@ -29,7 +29,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     /// A sentence for the log, e.g. `cannot create DIR/.emojiart-sync: Permission denied (open, errno 13)`.
     public let message: String
     /// The failed system call's name, when `code == .system`.
-    public let call: String?
+    let call: String?
     /// The failed system call's errno, when `code == .system`.
     let errnoValue: Int32?
     /// The path the failure concerns, if any.
@@ -37,7 +37,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     /// The error underneath, if this one wraps another.
     let underlying: (any Error)?
 
-    public init(
+    init(
         _ code: Code, _ message: String, call: String? = nil, errno: Int32? = nil, path: String? = nil,
         underlying: (any Error)? = nil
     ) {

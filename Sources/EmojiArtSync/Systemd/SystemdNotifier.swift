@@ -21,7 +21,7 @@ public final class SystemdNotifier: Sendable {
     private let lastStatus = Mutex<String?>(nil)
 
     /// A notifier for `socket` (nil: a notifier that does nothing) and `watchdog`.
-    public init(socket: UnixSocketAddress?, watchdog: SystemdWatchdog? = nil) {
+    init(socket: UnixSocketAddress?, watchdog: SystemdWatchdog? = nil) {
         self.socket = socket
         self.watchdog = socket == nil ? nil : watchdog
     }
@@ -52,7 +52,7 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// `STOPPING=1`: a graceful stop has begun.
-    public func stopping() {
+    func stopping() {
         send(["STOPPING=1"])
     }
 
