@@ -99,7 +99,7 @@ public final class OneShotSignalResponder: Sendable {
         }
         let configuration = agent.configuration
         var status = AgentStatus(
-            pid: getpid(), startedAt: startedAt, directory: configuration.directory.root, server: configuration.server.origin)
+            pid: getpid(), startedAt: startedAt, directory: configuration.directory.root, server: configuration.http.server.origin)
         status.state = "once"
         status.updatedAt = Date()
         status.lastPurge = AgentStatus.Purge(

@@ -162,7 +162,7 @@ enum RunCommand {
         }
         // A live progress line only for a person watching a one-shot run.
         let progressLine = settings.once && !settings.quiet && ProgressLine.isTerminal() ? ProgressLine() : nil
-        let configuration = settings.agentConfiguration(progressLine: progressLine)
+        let configuration = settings.agentConfiguration(drawsProgress: progressLine != nil)
         // Before the lock: `purge` signals whoever holds it, and an untrapped SIGUSR1 would kill this process.
         let trapped = await TrappedSignals.trap()
         let agent: SyncAgent
@@ -208,7 +208,7 @@ enum RunCommand {
     static func runDryRun(_ settings: RunSettings) async throws {
         let report: DryRunReport
         do {
-            report = try await DryRun.run(configuration: settings.agentConfiguration(progressLine: nil))
+            report = try await DryRun.run(configuration: settings.agentConfiguration(drawsProgress: false))
         } catch let error as SyncError where error.code == .locked {
             printError("emojiart-sync: \(error)")
             throw ExitCode(ExitStatus.locked.rawValue)
@@ -227,7 +227,9 @@ enum RunCommand {
 
     static func runOnce(_ agent: SyncAgent, trapped: TrappedSignals, progressLine: ProgressLine?) async throws {
         // The pass runs in a task of its own so that SIGTERM/SIGINT can cancel it.
-        let syncing = Task { try await agent.syncOnce() }
+        var onProgress: (@Sendable (SyncProgress) -> Void)?
+        if let progressLine { onProgress = { progressLine.update($0) } }
+        let syncing = Task { [onProgress] in try await agent.syncOnce(onProgress: onProgress) }
         let responder = OneShotSignalResponder(agent: agent) { syncing.cancel() }
         let answering = Task { await responder.run(trapped) }
         defer {

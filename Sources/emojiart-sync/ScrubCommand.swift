@@ -41,7 +41,7 @@ struct ScrubCommand: AsyncParsableCommand {
             return
         }
         var configuration = AgentConfiguration(directory: directory)
-        configuration.logToStandardError = !quiet
+        configuration.logging.toStandardError = !quiet
         let agent: SyncAgent
         do {
             agent = try await SyncAgent(configuration: configuration)

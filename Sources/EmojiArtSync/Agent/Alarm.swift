@@ -6,7 +6,7 @@ import Synchronization
 /// A ring while nobody sleeps is remembered (once: rings coalesce), so a request made while the sleeper is
 /// busy makes its next `sleep` return at once: "do it now" is never lost. This is how the agent's loops sleep
 /// until their next deadline or an event instead of ticking at a fixed rate.
-public final class Alarm: Sendable {
+final class Alarm: Sendable {
     private struct State {
         var rung = false
         var sleeper: CheckedContinuation<Void, Never>?
@@ -16,10 +16,10 @@ public final class Alarm: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    init() {}
 
     /// Wakes the sleeper, or the next one if nobody sleeps now.
-    public func ring() {
+    func ring() {
         let (sleeper, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
             guard let sleeper = state.sleeper else {
                 state.rung = true
@@ -35,7 +35,7 @@ public final class Alarm: Sendable {
 
     /// Returns at `deadline` (never, when nil), at a ring, or when the task is cancelled. A ring that came
     /// while nobody slept makes it return at once. One sleeper at a time.
-    public func sleep(until deadline: ContinuousClock.Instant?) async {
+    func sleep(until deadline: ContinuousClock.Instant?) async {
         if let deadline, deadline <= .now { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -26,13 +26,13 @@ import Glibc
 /// work (inotify reads, curl) runs on threads of its own inside the watcher and the HTTP client.
 public final class BackgroundAgent: Sendable {
     public let agent: SyncAgent
-    public let keeper: MirrorKeeper
+    let keeper: MirrorKeeper
     /// Tells systemd (`Type=notify`) about readiness, reloads, stops and status; silent outside systemd.
-    public let notifier: SystemdNotifier
+    let notifier: SystemdNotifier
     /// How long a graceful stop may take before the loops are cancelled outright.
-    public static let maximumStopDuration: Duration = .seconds(10)
+    static let maximumStopDuration: Duration = .seconds(10)
     /// How long a reload (`SIGHUP`) may hold back its `READY=1` for the pass it asked for.
-    public static let maximumReloadWait: Duration = .seconds(60)
+    static let maximumReloadWait: Duration = .seconds(60)
     private let stopping: AgentStop
     private let watchMode: WatchMode
     private let schedulerSleep = SchedulerSleepRecord()
@@ -40,14 +40,14 @@ public final class BackgroundAgent: Sendable {
     private let statusService: StatusService
 
     /// Where the scheduler loop is: asleep until a deadline (nil: until something rings), or awake.
-    public struct SchedulerSleep: Sendable, Equatable {
+    struct SchedulerSleep: Sendable, Equatable {
         /// When it wakes on its own; nil when only an event wakes it.
-        public var until: ContinuousClock.Instant?
+        var until: ContinuousClock.Instant?
     }
 
     /// The scheduler's sleep now, or nil while it works: an idle agent sleeps until its next poll, with
     /// nothing due in between (what a test checks instead of watching a clock).
-    public var schedulerAsleep: SchedulerSleep? { schedulerSleep.current }
+    var schedulerAsleep: SchedulerSleep? { schedulerSleep.current }
 
     public init(agent: SyncAgent, notifier: SystemdNotifier = SystemdNotifier()) async {
         self.agent = agent
@@ -61,7 +61,7 @@ public final class BackgroundAgent: Sendable {
         stopping = AgentStop(notifier: notifier, gate: agent.core.storage.gate, logger: agent.logger)
         diskPurge = DiskPurgeService(keeper: keeper)
         statusService = StatusService(
-            keeper: keeper, directory: agent.configuration.directory, server: agent.configuration.server.origin,
+            keeper: keeper, directory: agent.configuration.directory, server: agent.configuration.http.server.origin,
             logFile: agent.configuration.effectiveLogFile, startedAt: Date(), mode: watchMode,
             changes: agent.core.log.changes, notifier: notifier, metrics: agent.fetcher.metrics, logger: agent.logger)
     }
@@ -79,8 +79,8 @@ public final class BackgroundAgent: Sendable {
     public func run(handleSignals: Bool = true, trapped: TrappedSignals? = nil) async -> ExitStatus {
         logger.info("agent started", metadata: [
             "event": "start", "pid": .stringConvertible(getpid()), "dir": .string(directory.root),
-            "server": .string(agent.configuration.server.origin),
-            "interval": .string(agent.configuration.pollInterval.secondsText),
+            "server": .string(agent.configuration.http.server.origin),
+            "interval": .string(agent.configuration.schedule.pollInterval.secondsText),
         ])
         notifier.ready(status: "first pass under way")
         let group = ServiceGroup(configuration: groupConfiguration(handleSignals: handleSignals, trapped: trapped))
@@ -103,14 +103,14 @@ public final class BackgroundAgent: Sendable {
         var services: [any AgentService] = [
             WatchService(
                 directory: directory, identity: identity, gate: agent.core.storage.gate, keeper: keeper, mode: watchMode,
-                stop: stopping, fallbackRescanInterval: configuration.fallbackRescanInterval, logger: logger),
+                stop: stopping, fallbackRescanInterval: configuration.schedule.fallbackRescanInterval, logger: logger),
             ScheduleService(
                 directory: directory, identity: identity, keeper: keeper, mode: watchMode, stop: stopping,
-                fallbackRescanInterval: configuration.fallbackRescanInterval, sleep: schedulerSleep),
+                fallbackRescanInterval: configuration.schedule.fallbackRescanInterval, sleep: schedulerSleep),
             statusService, diskPurge,
             RequestService(directory: directory, keeper: keeper, logger: logger),
         ]
-        if configuration.scrubInterval != nil { services.append(ScrubService(keeper: keeper)) }
+        if configuration.schedule.scrubInterval != nil { services.append(ScrubService(keeper: keeper)) }
         services.append(WatchdogService(notifier: notifier, keeper: keeper))
         // Signals first: the group stops its services in reverse order, so a second SIGTERM is heard to the end.
         if handleSignals {
@@ -143,7 +143,7 @@ public final class BackgroundAgent: Sendable {
     public var failure: SyncError? { stopping.failure }
 
     /// Asks for a disk purge (what `SIGUSR2` does); one asked for during a purge runs right after it.
-    public func requestDiskPurge() {
+    func requestDiskPurge() {
         diskPurge.request()
     }
 }

@@ -18,22 +18,22 @@ public enum DryRun {
                 .locked, "another emojiart-sync (PID \(pid)) already runs on this directory (lock \(directory.lockPath))",
                 path: directory.lockPath)
         }
-        let sink = try LogSink(path: nil, alsoStandardError: configuration.logToStandardError, format: configuration.logFormat)
+        let sink = try LogSink(path: nil, alsoStandardError: configuration.logging.toStandardError, format: configuration.logging.format)
         defer { sink.shutdown() }
         let logger = Logger(label: "emojiart-sync") { _ in
-            LogfmtLogHandler(sink: sink, level: .error, format: configuration.logFormat)
+            LogfmtLogHandler(sink: sink, level: .error, format: configuration.logging.format)
         }
         let client = try CurlHTTPClient(configuration: configuration.httpClient)
         defer { client.shutdown() }
         let fetcher = configuration.fetcher(client: client, metrics: .off)
         let (core, notice) = try await MirrorCore.openForDryRun(
             directory: directory,
-            memory: ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy),
+            memory: ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.http.retryPolicy),
             fetcher: fetcher, logger: logger,
-            accessLines: AccessLineWriter(sink: sink, level: .error, format: configuration.logFormat))
+            accessLines: AccessLineWriter(sink: sink, level: .error, format: configuration.logging.format))
         let engine = SyncEngine(
             core: core, fetcher: fetcher, accessWindow: configuration.accessWindow,
-            maxDeletePercent: configuration.maxDeletePercent, logger: logger)
+            maxDeletePercent: configuration.safety.maxDeletePercent, logger: logger)
         return try await engine.planOnce(notice: notice)
     }
 }

@@ -28,9 +28,9 @@ public struct DryRunDecision: Sendable, Equatable {
         var leavesAssetMissing: Bool { self == .conflict || self == .refuse }
     }
 
-    public let action: Action
+    let action: Action
     /// The file's name in DIR, or a refused item's URL.
-    public let subject: String
+    let subject: String
     /// `key=value` pairs, in order.
     public let details: [(key: String, value: String)]
 
@@ -58,10 +58,10 @@ public struct DryRunDecision: Sendable, Equatable {
 /// What a dry run decided, gathered from the steps of the feed's application (`FeedApplication`) as they decide
 /// it: the first decision for a file is the one the real run would act on (a key the pass decides to fetch is
 /// not fetched again by the run's last step). Lock-guarded: the pass decides on the cooperative pool.
-public final class DryRunPlan: Sendable {
+final class DryRunPlan: Sendable {
     private let decisions = Mutex<[String: DryRunDecision]>([:])
 
-    public init() {}
+    init() {}
 
     /// Notes `decision`, unless its subject has one already.
     func note(_ decision: DryRunDecision) {
@@ -137,7 +137,7 @@ public struct DryRunReport: Sendable {
     public let notice: String?
 
     /// Assets of the feed the run would leave as they are (no decision names them).
-    public var unchanged: Int {
+    var unchanged: Int {
         assets - decisions.count { $0.details.first?.key == "key" && $0.action != .remove && $0.action != .keep }
     }
 

@@ -12,7 +12,7 @@ import Logging
 /// with the mirror's parts it drives (`MirrorCore`): its state only ever changes together with theirs. Every method
 /// may suspend; after each `await` it re-reads what it needs rather than trusting what it saw before.
 @SyncActor
-public final class MirrorKeeper {
+final class MirrorKeeper {
     private let core: MirrorCore
     private let fetcher: AssetFetcher
     private let loader: ImageLoader
@@ -20,7 +20,7 @@ public final class MirrorKeeper {
     private let logger: Logger
 
     /// Distinct keys of the last feed that was accepted.
-    public var feedKeys: [AssetKey] { core.catalogue.keys }
+    var feedKeys: [AssetKey] { core.catalogue.keys }
     /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
     /// first poll and after `SIGHUP`.
     private var fullPassRequested = true
@@ -29,9 +29,9 @@ public final class MirrorKeeper {
     private var pollRequested = true
     private var nextPollAt: ContinuousClock.Instant = .now
     /// Rung whenever there is work to do now; the agent's scheduler sleeps on it until the next deadline.
-    public nonisolated let alarm = Alarm()
+    nonisolated let alarm = Alarm()
     /// Times the scheduler woke up to run due work (`status --json` shows it: flat while idle).
-    public private(set) var wakeUps = 0
+    private(set) var wakeUps = 0
     /// The passes of `runDueWork`, for callers that wait for the pass carrying out their request (a reload).
     private let passes = PassCounter()
     private var feedFailures = 0
@@ -42,24 +42,24 @@ public final class MirrorKeeper {
     private var heartbeat = PollHeartbeat()
 
     /// Checks and repairs files: what the watcher, rescans, retries, scrubs and purges ask for.
-    public nonisolated let repairs: RepairQueue
+    nonisolated let repairs: RepairQueue
     /// The last error that ended a piece of work (shown by `status`).
     private let errors: WorkErrors
 
     /// What `status` shows besides counters.
-    public private(set) var lastPoll: AgentStatus.Poll?
-    public var lastError: String? { errors.last }
-    public private(set) var lastPurge: AgentStatus.Purge?
+    private(set) var lastPoll: AgentStatus.Poll?
+    var lastError: String? { errors.last }
+    private(set) var lastPurge: AgentStatus.Purge?
     private var purgeSequence = 0
     /// The last scrub a command asked for, and how many there were (`scrub` tells its own from an older one).
-    public private(set) var lastScrub: AgentStatus.Scrub?
+    private(set) var lastScrub: AgentStatus.Scrub?
     private var scrubSequence = 0
 
     /// Re-hashes owned files in the background, a step at a time.
-    public let scrubber: Scrubber
+    let scrubber: Scrubber
 
-    public init(core: MirrorCore, fetcher: AssetFetcher, configuration: AgentConfiguration, logger: Logger) {
-        self.scrubber = Scrubber(core: core, interval: configuration.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
+    init(core: MirrorCore, fetcher: AssetFetcher, configuration: AgentConfiguration, logger: Logger) {
+        self.scrubber = Scrubber(core: core, interval: configuration.schedule.scrubInterval ?? Scrubber.defaultInterval, logger: logger)
         self.core = core
         self.fetcher = fetcher
         self.loader = core.memory
@@ -75,7 +75,7 @@ public final class MirrorKeeper {
 
     /// Asks for a poll now; with `fullPass`, that poll accesses every entry (`SIGHUP`). Asked while a poll
     /// runs, one more poll runs right after it (requests coalesce, none is lost).
-    public func pollNow(fullPass: Bool = false) {
+    func pollNow(fullPass: Bool = false) {
         pollRequested = true
         if fullPass { fullPassRequested = true }
         alarm.ring()
@@ -83,7 +83,7 @@ public final class MirrorKeeper {
 
     /// Runs whatever is due now: a poll (requested or its time come), retries whose backoff expired, queued
     /// checks. Returns when the next of them falls due (nil: nothing is scheduled, only events can wake).
-    public func runDueWork() async -> ContinuousClock.Instant? {
+    func runDueWork() async -> ContinuousClock.Instant? {
         wakeUps += 1
         passes.begin()
         defer { passes.end() }
@@ -173,7 +173,7 @@ public final class MirrorKeeper {
         let itemsChanged: Bool
         do {
             let applied = try await FeedApplication(
-                core: core, window: configuration.accessWindow, maxDeletePercent: configuration.maxDeletePercent,
+                core: core, window: configuration.accessWindow, maxDeletePercent: configuration.safety.maxDeletePercent,
                 logger: logger
             ) { [repairs] jobs in
                 switch jobs {
@@ -213,7 +213,7 @@ public final class MirrorKeeper {
     }
 
     private func scheduleNextPoll() {
-        let interval = configuration.pollInterval.seconds * Double.random(in: 0.9...1.1)
+        let interval = configuration.schedule.pollInterval.seconds * Double.random(in: 0.9...1.1)
         nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
     }
 
@@ -228,7 +228,7 @@ public final class MirrorKeeper {
     }
 
     /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
-    public func forgetFailures() {
+    func forgetFailures() {
         do {
             try core.pipeline.forgetFailures()
         } catch {
@@ -238,7 +238,7 @@ public final class MirrorKeeper {
 
     /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
     /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
-    public func reload() async -> Int {
+    func reload() async -> Int {
         forgetFailures()
         pollNow(fullPass: true)
         repairs.rescanAll()
@@ -246,21 +246,21 @@ public final class MirrorKeeper {
     }
 
     /// Returns once scheduler pass `pass` (from `reload()`) has ended, or when the calling task is cancelled.
-    public func waitForPass(_ pass: Int) async {
+    func waitForPass(_ pass: Int) async {
         await passes.waitUntilEnded(pass)
     }
 
     // MARK: - Scrub
 
     /// One scrub step; what it finds damaged is repaired now (`event=repair reason=corrupt|missing`).
-    public func scrubStep() async {
+    func scrubStep() async {
         await repairs.repair(await scrubber.step().damaged)
     }
 
     /// A whole scrub pass now (`emojiart-sync scrub` asked for it through `RequestInbox`), published in the status
     /// as `lastScrub` as soon as it is done, then the repairs of what it found damaged.
     @discardableResult
-    public func scrubNow() async -> AgentStatus.Scrub {
+    func scrubNow() async -> AgentStatus.Scrub {
         let found = await scrubber.fullPass()
         scrubSequence += 1
         let record = AgentStatus.Scrub(
@@ -275,7 +275,7 @@ public final class MirrorKeeper {
     // MARK: - Purges
 
     /// `SIGUSR1`: drops the memory cache (the next accesses are disk hits).
-    public func purgeMemory() async -> AgentStatus.Purge {
+    func purgeMemory() async -> AgentStatus.Purge {
         let dropped = loader.purge()
         await FreedMemory.release()  // what the cache held goes back to the kernel, not to malloc's free lists
         return recordPurge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes)
@@ -283,7 +283,7 @@ public final class MirrorKeeper {
 
     /// `SIGUSR2`: removes the agent's own files, empties the index and the memory cache, then fetches the
     /// whole feed again (network hits). Files the agent did not write stay.
-    public func purgeDisk() async -> AgentStatus.Purge {
+    func purgeDisk() async -> AgentStatus.Purge {
         var removed = (files: 0, bytes: 0)
         do {
             removed = try await core.owned.clear()
@@ -313,7 +313,7 @@ public final class MirrorKeeper {
 
     /// A snapshot for `status.json`. Costs the same at any gallery size: every figure is a counter kept as
     /// events happen.
-    public func status(base: AgentStatus) async -> AgentStatus {
+    func status(base: AgentStatus) async -> AgentStatus {
         var status = base
         status.assets.total = feedKeys.count
         do {

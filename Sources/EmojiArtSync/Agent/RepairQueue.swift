@@ -15,7 +15,7 @@ import Logging
 /// Lives in the `SyncActor` silo with the mirror's parts it drives; after every `await` it reads its state again.
 /// Rings the scheduler's alarm when its work changed what is due (`MirrorKeeper.runDueWork` recomputes then).
 @SyncActor
-public final class RepairQueue {
+final class RepairQueue {
     private let core: MirrorCore
     private let window: Int
     private let errors: WorkErrors
@@ -53,18 +53,18 @@ public final class RepairQueue {
 
     /// Queues files for a check (names from inotify events: a person changed them, so they go first, ahead of
     /// the next batch of any pass); `checkPending()` processes them.
-    public func noteChanged(fileNames: some Sequence<String>) {
+    func noteChanged(fileNames: some Sequence<String>) {
         urgentChecks.formUnion(fileNames)
         updateUrgentLane()
     }
 
     /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated): a
     /// rescan, from the first name; one under way starts over.
-    public func rescanAll() {
+    func rescanAll() {
         rescanCursor = ""
     }
 
-    public var hasPendingChecks: Bool { rescanCursor != nil || !urgentChecks.isEmpty }
+    var hasPendingChecks: Bool { rescanCursor != nil || !urgentChecks.isEmpty }
 
     // MARK: - Checking
 
@@ -75,7 +75,7 @@ public final class RepairQueue {
     /// `urgentOnly` (the watcher): only the changes a person made, never the rescan backlog, which the scheduler
     /// works through: a watcher that took on the rescan that every `SIGHUP` queues stopped reading inotify for
     /// as long as `SIGHUP`s kept coming (repairs waited up to 30 s at 30,000 assets).
-    public func checkPending(urgentOnly: Bool = false) async {
+    func checkPending(urgentOnly: Bool = false) async {
         guard !checking else { return }
         checking = true
         defer {
@@ -155,7 +155,7 @@ public final class RepairQueue {
     /// Retries accesses whose remembered failure has reached its retry time: keys never stored are fetched,
     /// and stored ones are checked, so a repair that failed (file still missing or corrupt) is tried again.
     /// A failed retry keeps its record, so the backoff keeps growing up to its cap.
-    public func retryDueFailures() async {
+    func retryDueFailures() async {
         let loader = core.memory
         let due = loader.keysDueForRetry()
         guard !due.isEmpty else { return }

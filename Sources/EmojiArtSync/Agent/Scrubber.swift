@@ -12,12 +12,12 @@ public final class Scrubber {
     public nonisolated static let defaultInterval: Duration = .seconds(24 * 3600)
     public nonisolated static let defaultBytesPerSecond = 4 * 1024 * 1024
     /// How often the agent runs a step.
-    public nonisolated static let stepPeriod: Duration = .seconds(60)
+    nonisolated static let stepPeriod: Duration = .seconds(60)
 
     private let core: MirrorCore
     private let logger: Logger
     public let interval: Duration
-    public let bytesPerSecond: Int
+    let bytesPerSecond: Int
     /// The last name scrubbed in the current pass ("" at the start of a pass).
     private var cursor = ""
     private var passFiles = 0
@@ -36,7 +36,7 @@ public final class Scrubber {
         public var files = 0
         public var bytes = 0
         public var damaged: [(key: AssetKey, reason: DamageReason)] = []
-        public var passCompleted = false
+        var passCompleted = false
 
         public static func == (lhs: Findings, rhs: Findings) -> Bool {
             lhs.files == rhs.files && lhs.bytes == rhs.bytes && lhs.passCompleted == rhs.passCompleted
@@ -45,7 +45,7 @@ public final class Scrubber {
     }
 
     /// One step: the share of the pass that falls in `stepPeriod`, within the byte budget of that period.
-    public func step() async -> Findings {
+    func step() async -> Findings {
         let owned = max(1, core.owned.count)
         let periods = max(1.0, interval / Self.stepPeriod)
         let files = max(1, Int((Double(owned) / periods).rounded(.up)))

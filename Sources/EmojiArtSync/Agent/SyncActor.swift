@@ -36,7 +36,7 @@ public actor SyncActor {
 
     /// Jobs that entered the silo since the process started, when they are counted
     /// (`EMOJIART_SYNC_COUNT_SILO_JOBS=1`); nil otherwise.
-    public nonisolated static var jobsEntered: Int? { CountingSiloExecutor.shared?.jobsEntered }
+    nonisolated static var jobsEntered: Int? { CountingSiloExecutor.shared?.jobsEntered }
 }
 
 /// A serial executor on a thread of its own (`emojiart-silo`) that counts the jobs it is given. Only for

@@ -11,12 +11,12 @@ public final class SyncAgent: Sendable {
     /// The log file; `SIGHUP` reopens it.
     public let logSink: LogSink
     public let client: CurlHTTPClient
-    public let fetcher: AssetFetcher
+    let fetcher: AssetFetcher
     /// The memory layer, the index, the committer and the rest: opened with DIR.
     public let core: MirrorCore
-    public let engine: SyncEngine
+    let engine: SyncEngine
     /// Held for the agent's lifetime: one agent per directory.
-    public let lock: DirectoryLock
+    let lock: DirectoryLock
     /// What the metrics are recorded into, for `MetricsEndpoint`; nil without `--metrics-listen`.
     public let metricsRegistry: PrometheusCollectorRegistry?
 
@@ -30,11 +30,11 @@ public final class SyncAgent: Sendable {
         configuration.directory.removeStaleTemporaryFiles()
         let returned = await OwnershipGuard.returnHeldFiles(in: configuration.directory)
         let sink = try LogSink(
-            path: configuration.effectiveLogFile, alsoStandardError: configuration.logToStandardError,
-            rotation: configuration.logRotation, format: configuration.logFormat)
+            path: configuration.effectiveLogFile, alsoStandardError: configuration.logging.toStandardError,
+            rotation: configuration.logging.rotation, format: configuration.logging.format)
         self.logSink = sink
-        var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logLevel, format: configuration.logFormat) }
-        logger.logLevel = configuration.logLevel
+        var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logging.level, format: configuration.logging.format) }
+        logger.logLevel = configuration.logging.level
         self.logger = logger
         if let path = configuration.effectiveLogFile, !sink.rotates {
             logger.notice("log file written through, never rotated: not a regular file of its own", metadata: [
@@ -50,15 +50,14 @@ public final class SyncAgent: Sendable {
         }
         let core = try await MirrorCore.open(
             directory: configuration.directory,
-            memory: ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.retryPolicy),
+            memory: ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.http.retryPolicy),
             fetcher: fetcher, logger: logger,
-            accessLines: AccessLineWriter(sink: sink, level: configuration.logLevel, format: configuration.logFormat),
+            accessLines: AccessLineWriter(sink: sink, level: configuration.logging.level, format: configuration.logging.format),
             hooks: configuration.testHooks)
         self.core = core
         self.engine = SyncEngine(
             core: core, fetcher: fetcher, accessWindow: configuration.accessWindow,
-            maxDeletePercent: configuration.maxDeletePercent, logger: logger,
-            onProgress: configuration.onProgress)
+            maxDeletePercent: configuration.safety.maxDeletePercent, logger: logger)
         let changes = core.log.changes
         fetcher.serverWaits.observe { [logger] wait in
             logger.warning("gallery asked to wait", metadata: [
@@ -72,9 +71,9 @@ public final class SyncAgent: Sendable {
         }
     }
 
-    /// One full pass (`--once`).
-    public func syncOnce() async throws -> SyncReport {
-        try await engine.syncOnce()
+    /// One full pass (`--once`); `onProgress` is told as its assets are done (the command line's progress line).
+    public func syncOnce(onProgress: (@Sendable (SyncProgress) -> Void)? = nil) async throws -> SyncReport {
+        try await engine.syncOnce(onProgress: onProgress)
     }
 
     /// Stops the HTTP client's thread, removes temporary files, releases the lock, writes the log's buffered

@@ -6,33 +6,30 @@ import Logging
 /// size), changed items refreshed.
 ///
 /// Holds no mutable state of its own; the mirror's parts own the caches.
-public struct SyncEngine: Sendable {
-    public let core: MirrorCore
-    public let fetcher: AssetFetcher
+struct SyncEngine: Sendable {
+    let core: MirrorCore
+    let fetcher: AssetFetcher
     /// Accesses pending at once.
-    public let accessWindow: Int
+    let accessWindow: Int
     /// The mass-deletion guard for files of items gone from the feed (`--max-delete`).
-    public let maxDeletePercent: Int
+    let maxDeletePercent: Int
     private let logger: Logger
-    /// Told after each distinct asset of a pass is done (see `SyncProgress`); the terminal progress line.
-    private let onProgress: (@Sendable (SyncProgress) -> Void)?
 
-    public init(
-        core: MirrorCore, fetcher: AssetFetcher, accessWindow: Int, maxDeletePercent: Int = 50, logger: Logger,
-        onProgress: (@Sendable (SyncProgress) -> Void)? = nil
+    init(
+        core: MirrorCore, fetcher: AssetFetcher, accessWindow: Int, maxDeletePercent: Int = 50, logger: Logger
     ) {
         self.core = core
         self.fetcher = fetcher
         self.accessWindow = accessWindow
         self.maxDeletePercent = maxDeletePercent
         self.logger = logger
-        self.onProgress = onProgress
     }
 
     /// One full pass. Throws only for what makes the whole pass impossible (feed unreachable or unreadable,
-    /// directory unusable); per-asset failures are in the report.
+    /// directory unusable); per-asset failures are in the report. `onProgress` is told after each distinct asset
+    /// of the pass is done (see `SyncProgress`): the terminal's progress line.
     @SyncActor
-    public func syncOnce() async throws -> SyncReport {
+    func syncOnce(onProgress: (@Sendable (SyncProgress) -> Void)? = nil) async throws -> SyncReport {
         let clock = ContinuousClock()
         let start = clock.now
         let jobsBefore = SyncActor.jobsEntered
@@ -61,7 +58,6 @@ public struct SyncEngine: Sendable {
                 await forEachBounded(keys, limit: window) { key in _ = try? await pipeline.refetch(key) }
             }
         }
-        let onProgress = onProgress
         let applied = try await application.apply(feed, fullPass: true, comparingOffSilo: false) { outcome in
             if let progress = tally.note(outcome) { onProgress?(progress) }
         }
@@ -92,7 +88,7 @@ public struct SyncEngine: Sendable {
     /// feed is fetched and applied by the same steps, each decision noted instead of carried out. No image is
     /// downloaded. Throws what would make the real pass impossible (the feed unreachable or unreadable).
     @SyncActor
-    public func planOnce(notice: String? = nil) async throws -> DryRunReport {
+    func planOnce(notice: String? = nil) async throws -> DryRunReport {
         let feed = try await fetchFeed()
         let plan = DryRunPlan()
         for rejection in feed.rejections { plan.noteRejected(rejection) }

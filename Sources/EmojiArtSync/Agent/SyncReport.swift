@@ -14,16 +14,16 @@ public struct SyncReport: Sendable {
     public var bytesFetched = 0
     public var repairs = 0
     /// Owned files whose bytes had to be read to trust them (their fingerprint had changed).
-    public var filesRead = 0
+    var filesRead = 0
     public var duration: Duration = .zero
     /// The most accesses that were pending at once (bounded by the engine's window).
-    public var peakAccessesInFlight = 0
+    var peakAccessesInFlight = 0
     /// Files of items gone from the feed that were removed, and why none were when the guard refused.
-    public var removed = 0
+    var removed = 0
     public var deletionRefused: String?
     /// Jobs that entered the silo during the run, when they are counted (`EMOJIART_SYNC_COUNT_SILO_JOBS=1`, see
     /// `SyncActor`); nil otherwise.
-    public var siloJobs: Int?
+    var siloJobs: Int?
 
     public init() {}
 

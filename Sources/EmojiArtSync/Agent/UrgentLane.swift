@@ -2,13 +2,13 @@
 /// being checked or repaired), a pass waits before its next batch instead of queueing hundreds of accesses in
 /// front of the repair on the silo. Lives in the silo; the pass asks it once per batch.
 @SyncActor
-public final class UrgentLane {
+final class UrgentLane {
     private var open = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// Whether urgent work is under way now.
-    public var isOpen: Bool { open }
+    var isOpen: Bool { open }
     /// Times a pass waited for urgent work (tests, `status --json`).
-    public private(set) var passesHeldBack = 0
+    private(set) var passesHeldBack = 0
 
     nonisolated init() {}
 

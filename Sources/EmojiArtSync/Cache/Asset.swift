@@ -10,7 +10,7 @@ public struct Asset: Sendable, Equatable {
     public let size: Int
     /// Lowercase hex SHA-256 of the bytes, when this access fetched or read them; nil for a file trusted by its
     /// fingerprint and for what the memory cache keeps (the index has the digest; no access reads it from memory).
-    public let sha256: String?
+    let sha256: String?
     public let bytes: [UInt8]?
     /// The PNG's dimensions, when the bytes were validated by this access.
     public let width: UInt32?
@@ -44,7 +44,7 @@ public struct Asset: Sendable, Equatable {
     /// The asset without its bytes: what the memory cache keeps once the file is on disk. No access reads image
     /// bytes from memory (a repair fetches from the gallery; the file is the copy), so holding them would only
     /// cost memory: 64 MiB of cache is about 260,000 records, not 1,300 full-size images.
-    public var withoutBytes: Asset {
+    var withoutBytes: Asset {
         Asset(key: key, size: size, sha256: nil, width: width, height: height)
     }
 
@@ -59,10 +59,10 @@ public struct Asset: Sendable, Equatable {
 
     /// What holding this asset in memory costs: its bytes, plus a fixed allowance for the record itself so
     /// that a cache of many byte-less entries is bounded too.
-    public var memoryCost: Int { (bytes?.count ?? 0) + 256 }
+    var memoryCost: Int { (bytes?.count ?? 0) + 256 }
 
     /// Lowercase hex SHA-256 of `bytes`. Pure; callers run it off the actors.
-    public static func digest(_ bytes: [UInt8]) -> String {
+    static func digest(_ bytes: [UInt8]) -> String {
         SHA256Digest.hex(of: bytes)
     }
 }

@@ -23,25 +23,25 @@ public final class ImageLoader {
     public typealias Load = @SyncActor () async throws -> (Asset, Hit)
 
     /// Thrown instead of loading again while a recent failure for the key is remembered.
-    public struct RememberedFailure: Error, Sendable, CustomStringConvertible {
-        public let key: AssetKey
-        public let underlying: any Error
-        public let attempts: Int
-        public let retryIn: Duration
-        public var description: String {
+    struct RememberedFailure: Error, Sendable, CustomStringConvertible {
+        let key: AssetKey
+        let underlying: any Error
+        let attempts: Int
+        let retryIn: Duration
+        var description: String {
             "\(underlying) (failed \(attempts)x; next attempt in \(retryIn.secondsText))"
         }
     }
 
     /// A load in flight, as its runner holds it: handed to `endLoad`.
-    public struct LoadToken: Sendable {
-        public let key: AssetKey
+    struct LoadToken: Sendable {
+        let key: AssetKey
         let id: UInt64
     }
 
     /// What the end of a load tells its runner: the listings a pass attached to it, to be answered alike.
-    public struct Ended: Sendable {
-        public let attachedListings: Int
+    struct Ended: Sendable {
+        let attachedListings: Int
     }
 
     /// The load of a key was given up by the task running it (cancelled) while others waited: they try again.
@@ -62,13 +62,13 @@ public final class ImageLoader {
     private var failures = FailureLedger()
     private var nextID: UInt64 = 0
     /// How long failures are remembered.
-    public nonisolated let retryPolicy: RetryPolicy
+    nonisolated let retryPolicy: RetryPolicy
     private let now: @Sendable () -> ContinuousClock.Instant
 
     /// Accesses answered from memory, including those that joined a load in flight.
-    public private(set) var memoryHits = 0
+    private(set) var memoryHits = 0
 
-    public nonisolated init(
+    nonisolated init(
         memoryLimit: Int, retryPolicy: RetryPolicy = RetryPolicy(),
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
@@ -126,7 +126,7 @@ public final class ImageLoader {
 
     /// Registers a load of `key`, which the calling task runs and ends with `endLoad`. `pass`: the pass it is part
     /// of, whose later listings of the key are attached to it. The key must not be in flight (`isLoading`).
-    public func beginLoad(_ key: AssetKey, pass: UInt64? = nil) -> LoadToken {
+    func beginLoad(_ key: AssetKey, pass: UInt64? = nil) -> LoadToken {
         nextID += 1
         inFlight[key] = InFlight(id: nextID, pass: pass)
         return LoadToken(key: key, id: nextID)
@@ -134,7 +134,7 @@ public final class ImageLoader {
 
     /// Attaches a listing of `key` to its load in flight when pass `pass` began it: answered when it ends, as a
     /// memory hit (or its failure), with no task waiting. False when the key is not in flight for that pass.
-    public func attachListing(_ key: AssetKey, pass: UInt64) -> Bool {
+    func attachListing(_ key: AssetKey, pass: UInt64) -> Bool {
         guard inFlight[key]?.pass == pass else { return false }
         inFlight[key]?.listings += 1
         memoryHits += 1
@@ -144,7 +144,7 @@ public final class ImageLoader {
     /// Ends the load of `token` with its result: the asset is kept in memory (without bytes) and any failure of
     /// the key forgotten, or the failure is remembered; every caller waiting is resumed. A cancelled load hands the
     /// key to its waiters, who try again.
-    public func endLoad(_ token: LoadToken, with result: Result<Asset, any Error>) -> Ended {
+    func endLoad(_ token: LoadToken, with result: Result<Asset, any Error>) -> Ended {
         let key = token.key
         var ended = InFlight(id: token.id, pass: nil)
         // Reentrancy: a newer load may have replaced this one while it ran (it then keeps its waiters).
@@ -192,7 +192,7 @@ public final class ImageLoader {
 
     /// Remembers that an access of `key` failed with `error`, until the time of its retry, as a failed load does
     /// (a cancellation is not a failure). Also for a batch that refuses an access without a load.
-    public func recordFailure(_ error: any Error, for key: AssetKey) {
+    func recordFailure(_ error: any Error, for key: AssetKey) {
         guard !(error is CancellationError) else { return }
         let attempts = (failures[key]?.attempts ?? 0) + 1
         var delay: Duration
@@ -211,7 +211,7 @@ public final class ImageLoader {
     // MARK: - Answers inside a batch (no load, no suspension)
 
     /// The cached asset for `key`, counted as a memory hit; nil when memory does not hold it.
-    public func cachedAsset(for key: AssetKey) -> Asset? {
+    func cachedAsset(for key: AssetKey) -> Asset? {
         var hint: Int32 = -1
         return cachedAsset(for: key, hint: &hint)
     }
@@ -225,14 +225,14 @@ public final class ImageLoader {
     }
 
     /// Whether a load of `key` runs now (an access must join it, which means waiting).
-    public func isLoading(_ key: AssetKey) -> Bool { !inFlight.isEmpty && inFlight[key] != nil }
+    func isLoading(_ key: AssetKey) -> Bool { !inFlight.isEmpty && inFlight[key] != nil }
 
     /// Whether a failure of `key` is remembered, due for its retry or not.
-    public func hasFailureOnRecord(_ key: AssetKey) -> Bool { failures[key] != nil }
+    func hasFailureOnRecord(_ key: AssetKey) -> Bool { failures[key] != nil }
 
     /// The refusal an access of `key` gets now: its failure is remembered and its retry time has not come.
     /// Nil when there is none, or when it is due (the next access tries again).
-    public func rememberedFailure(for key: AssetKey) -> RememberedFailure? {
+    func rememberedFailure(for key: AssetKey) -> RememberedFailure? {
         guard let failure = failures[key] else { return nil }
         let remaining = now().duration(to: failure.retryAt)
         guard remaining > .zero else { return nil }
@@ -242,12 +242,12 @@ public final class ImageLoader {
     /// Keeps an asset that was answered without a load (a trusted disk hit in a batch), as a finished load would.
     /// Returns the cache slot it is in (-1: not kept), for the caller's hints.
     @discardableResult
-    public func remember(_ asset: Asset) -> Int32 {
+    func remember(_ asset: Asset) -> Int32 {
         memory.insert(asset.withoutBytes).slot
     }
 
     /// Loads in flight that are being waited for (for tests and `status`).
-    public var loadsInFlight: Int { inFlight.count }
+    var loadsInFlight: Int { inFlight.count }
 
     /// Whether the server answered, but with something that is not an image at all (no PNG signature: the
     /// book's `200` with a JSON error for `N % 10 == 0`; a damaged PNG may be a transfer fault and keeps the
@@ -268,29 +268,29 @@ public final class ImageLoader {
     }
 
     /// Forgets the remembered failure of `key`, so the next access tries again at once.
-    public func forgetFailure(_ key: AssetKey) {
+    func forgetFailure(_ key: AssetKey) {
         failures.forget(key)
     }
 
     /// Forgets every remembered failure (the gallery is back, or the user asked for a rescan).
-    public func forgetFailures() {
+    func forgetFailures() {
         failures.removeAll()
     }
 
     /// Keys whose remembered failure has reached its retry time.
-    public func keysDueForRetry() -> [AssetKey] {
+    func keysDueForRetry() -> [AssetKey] {
         let current = now()
         return failures.dueKeys(at: current)
     }
 
-    public var cachedBytes: Int { memory.totalBytes }
-    public var failingKeys: [AssetKey] { failures.keys.sorted() }
+    var cachedBytes: Int { memory.totalBytes }
+    var failingKeys: [AssetKey] { failures.keys.sorted() }
     /// The same keys in no order (no sort for callers that only count).
-    public var failingKeysUnordered: [AssetKey] { failures.keys }
+    var failingKeysUnordered: [AssetKey] { failures.keys }
     /// Changes whenever a failure is recorded or forgotten.
-    public var failuresVersion: UInt64 { failures.version }
+    var failuresVersion: UInt64 { failures.version }
     /// Keys whose last access failed and that wait for their retry.
-    public var failureCount: Int { failures.count }
+    var failureCount: Int { failures.count }
     /// When the earliest remembered failure may be retried (nil when none is remembered).
-    public var nextRetryAt: ContinuousClock.Instant? { failures.earliestRetryAt() }
+    var nextRetryAt: ContinuousClock.Instant? { failures.earliestRetryAt() }
 }

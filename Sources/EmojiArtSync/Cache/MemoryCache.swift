@@ -7,9 +7,9 @@
 /// thousands of them): the assets live in an array of slots chained in recency order by index (a doubly linked
 /// list without a node allocation per entry), and a dictionary finds a key's slot. A use moves the slot to the
 /// front; eviction takes from the back; a freed slot is reused by the next insert.
-public struct MemoryCache: Sendable {
-    public let byteLimit: Int
-    public private(set) var totalBytes = 0
+struct MemoryCache: Sendable {
+    let byteLimit: Int
+    private(set) var totalBytes = 0
 
     private struct Slot: Sendable {
         var asset: Asset?
@@ -26,14 +26,14 @@ public struct MemoryCache: Sendable {
     private var newest = MemoryCache.none
     private var oldest = MemoryCache.none
 
-    public init(byteLimit: Int) {
+    init(byteLimit: Int) {
         self.byteLimit = max(0, byteLimit)
     }
 
-    public var count: Int { slotOfKey.count }
+    var count: Int { slotOfKey.count }
 
     /// Returns the asset and marks it most recently used.
-    public mutating func get(_ key: AssetKey) -> Asset? {
+    mutating func get(_ key: AssetKey) -> Asset? {
         guard let slot = slotOfKey[key] else { return nil }
         moveToFront(slot)
         return slots[Int(slot)].asset
@@ -41,7 +41,7 @@ public struct MemoryCache: Sendable {
 
     /// `get`, looking first in `hint`, the slot the caller last found `key` in (-1: none), and setting it to the
     /// slot `key` is in (-1 when it is not cached): a caller that keeps hints finds a key again without hashing it.
-    public mutating func get(_ key: AssetKey, hint: inout Int32) -> Asset? {
+    mutating func get(_ key: AssetKey, hint: inout Int32) -> Asset? {
         if hint >= 0, Int(hint) < slots.count, let asset = slots[Int(hint)].asset, asset.key == key {
             moveToFront(hint)
             return asset
@@ -53,12 +53,12 @@ public struct MemoryCache: Sendable {
     }
 
     /// Whether `key` is cached, without touching recency.
-    public func contains(_ key: AssetKey) -> Bool { slotOfKey[key] != nil }
+    func contains(_ key: AssetKey) -> Bool { slotOfKey[key] != nil }
 
     /// Inserts or replaces, then evicts until within the limit. Returns how many entries were evicted, and the
     /// slot the asset is in (-1 when it was not kept: larger than the whole limit, or evicted at once).
     @discardableResult
-    public mutating func insert(_ asset: Asset) -> (evicted: Int, slot: Int32) {
+    mutating func insert(_ asset: Asset) -> (evicted: Int, slot: Int32) {
         remove(asset.key)
         guard asset.memoryCost <= byteLimit else { return (0, Self.none) }
         let slot: Int32
@@ -82,7 +82,7 @@ public struct MemoryCache: Sendable {
         return (evicted, slots[Int(slot)].asset == nil ? Self.none : slot)
     }
 
-    public mutating func remove(_ key: AssetKey) {
+    mutating func remove(_ key: AssetKey) {
         guard let slot = slotOfKey.removeValue(forKey: key) else { return }
         unlink(slot)
         totalBytes -= slots[Int(slot)].asset?.memoryCost ?? 0
@@ -91,7 +91,7 @@ public struct MemoryCache: Sendable {
     }
 
     /// Empties the cache; returns what was dropped.
-    public mutating func removeAll() -> (entries: Int, bytes: Int) {
+    mutating func removeAll() -> (entries: Int, bytes: Int) {
         let dropped = (slotOfKey.count, totalBytes)
         slotOfKey = [:]
         slots = []

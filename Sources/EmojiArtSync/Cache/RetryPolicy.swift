@@ -5,12 +5,12 @@
 /// that came back stays unsynced while keeping a dead gallery to one request per key every few minutes.
 public struct RetryPolicy: Sendable, Equatable {
     public var base: Duration
-    public var cap: Duration
+    var cap: Duration
     /// Fraction of the delay that is randomised away, 0...1.
-    public var jitter: Double
+    var jitter: Double
     /// The wait after an answer that is not an image (not a network failure): an hour by default, so an idle
     /// agent next to a gallery with broken items does not ask for each of them every few minutes.
-    public var unusableAnswer: Duration
+    var unusableAnswer: Duration
 
     public init(
         base: Duration = .seconds(2), cap: Duration = .seconds(300), jitter: Double = 0.2,
@@ -23,12 +23,12 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// `unusableAnswer`, jittered like the other delays so many such items do not come due together.
-    public var unusableAnswerDelay: Duration {
+    var unusableAnswerDelay: Duration {
         unusableAnswer * (1 - jitter * Double.random(in: 0...1))
     }
 
     /// The delay before retry number `attempt` (1 = after the first failure).
-    public func delay(afterAttempt attempt: Int, random: Double = Double.random(in: 0...1)) -> Duration {
+    func delay(afterAttempt attempt: Int, random: Double = Double.random(in: 0...1)) -> Duration {
         let exponent = min(max(attempt - 1, 0), 30)
         let raw = base * (1 << exponent)
         let capped = raw > cap ? cap : raw

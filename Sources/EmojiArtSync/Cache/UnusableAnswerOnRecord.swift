@@ -6,12 +6,12 @@ import FoundationEssentials
 /// The record holds until `retryAt`, or until the feed gives the item another tag (the server says its
 /// content changed); `SIGHUP` and a disk purge forget every record. This is what keeps a repeated `--once`
 /// over a gallery with broken items from asking for each of them every time.
-public struct UnusableAnswerOnRecord: Error, Sendable, CustomStringConvertible {
-    public let key: AssetKey
-    public let answer: UnusableAnswer
-    public let retryAt: Date
+struct UnusableAnswerOnRecord: Error, Sendable, CustomStringConvertible {
+    let key: AssetKey
+    let answer: UnusableAnswer
+    let retryAt: Date
 
-    public var description: String {
+    var description: String {
         "\(answer.reason) (answered at \(LogfmtFormatter.timestampString(answer.answeredAt)); "
             + "asked again after \(LogfmtFormatter.timestampString(retryAt)) or when its feed tag changes)"
     }

@@ -11,14 +11,14 @@
 /// accepted (every access hashes the key into a dictionary or two; docs/BENCHMARKS.md has the profile).
 public final class AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Longer keys are refused: no gallery needs them, and they bound log lines and file names.
-    public static let maximumLength = 1024
+    static let maximumLength = 1024
 
     /// The path and query, always starting with a single `/`.
     public let rawValue: String
 
     /// The name of the key's file in the sync directory (`AssetFileName`), worked out once, when the key is
     /// accepted: every access logs it and looks the index up by it.
-    public let fileName: String
+    let fileName: String
 
     /// `rawValue`'s hash in this process, for `hash(into:)` and a cheap first test in `==`.
     private let urlHash: Int

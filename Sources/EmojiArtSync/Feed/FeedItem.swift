@@ -2,13 +2,13 @@
 ///
 /// `checksum` is an opaque tag the server makes up once per process; it is not a content hash, so the
 /// agent never uses it to judge bytes. `url` is untrusted until `AssetKey` has accepted it.
-public struct FeedItem: Decodable, Sendable, Equatable {
-    public let name: String
-    public let url: String
-    public let price: Double
-    public let checksum: String
+struct FeedItem: Decodable, Sendable, Equatable {
+    let name: String
+    let url: String
+    let price: Double
+    let checksum: String
 
-    public init(name: String, url: String, price: Double, checksum: String) {
+    init(name: String, url: String, price: Double, checksum: String) {
         self.name = name
         self.url = url
         self.price = price

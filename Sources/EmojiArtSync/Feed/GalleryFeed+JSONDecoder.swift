@@ -4,7 +4,7 @@ extension GalleryFeed {
     /// The feed as Foundation's `JSONDecoder` reads it: the whole body into `[FeedItem]`, then sorted like
     /// `decode`. The agent does not use it: it is the reference `decode` is checked against (the fuzz-corpus
     /// tests, the fuzzer's differential check) and measured against (`contrib/bench/feed-decode.sh`).
-    public static func decodeWithJSONDecoder(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
+    static func decodeWithJSONDecoder(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
         let items: [FeedItem]
         do {
             items = try JSONDecoder().decode([FeedItem].self, from: Data(body))

@@ -3,9 +3,9 @@
 /// Decoding is a pure function of the bytes, so it runs off every actor. The feed is untrusted: a body
 /// that is not a JSON array of items is an error with a readable message; a single bad `url` refuses that
 /// item only; an absurd number of items is refused as a whole rather than allocating without bound.
-public struct GalleryFeed: Sendable {
+struct GalleryFeed: Sendable {
     /// More unique assets than this and the feed is refused: no gallery has that many, a hostile one might.
-    public static let maximumUniqueAssets = 100_000
+    static let maximumUniqueAssets = 100_000
 
     /// Every accepted item in feed order, duplicates included (the feed repeats items on purpose), as its key's
     /// position in `items`: four bytes a listing, and what a pass indexes its tables with.
@@ -13,9 +13,9 @@ public struct GalleryFeed: Sendable {
     /// The distinct keys, their positions and tags.
     let items: FeedState
     /// Items whose url was refused, with the reason.
-    public let rejections: [AssetKey.Rejection]
+    let rejections: [AssetKey.Rejection]
 
-    public init(entries: [AssetKey], rejections: [AssetKey.Rejection] = [], tags: [AssetKey: String] = [:]) {
+    init(entries: [AssetKey], rejections: [AssetKey.Rejection] = [], tags: [AssetKey: String] = [:]) {
         let items = FeedState(keys: entries, tags: tags)
         self.items = items
         self.entryPositions = entries.map { Int32(items.position(of: $0)!) }
@@ -30,16 +30,16 @@ public struct GalleryFeed: Sendable {
     }
 
     /// Every accepted item in feed order, duplicates included.
-    public var entries: [AssetKey] { entryPositions.map { items.keys[Int($0)] } }
+    var entries: [AssetKey] { entryPositions.map { items.keys[Int($0)] } }
     /// How many items were accepted, duplicates included.
-    public var entryCount: Int { entryPositions.count }
+    var entryCount: Int { entryPositions.count }
     /// The distinct keys, in order of first appearance.
-    public var uniqueKeys: [AssetKey] { items.keys }
+    var uniqueKeys: [AssetKey] { items.keys }
 
     /// Each key's `checksum` (its first one, when duplicates disagree): an opaque tag the server may change
     /// when the key's content changes (the book's server makes new ones at every start). A stored file whose
     /// tag differs from the feed's is fetched again, conditionally.
-    public var tags: [AssetKey: String] {
+    var tags: [AssetKey: String] {
         var tags: [AssetKey: String] = [:]
         for (key, tag) in zip(items.keys, items.tags) { tags[key] = tag?.description }
         return tags
@@ -48,7 +48,7 @@ public struct GalleryFeed: Sendable {
     /// Decodes a feed body in one streaming pass (`FeedReader`): only `url` and `checksum` are kept, and a
     /// url already met costs no allocation. Urls among `known` (the keys of the last feed) are not checked
     /// again, and the keys made for them are reused.
-    public static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
+    static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
         try FeedReader.read(body, known: known, maximumUniqueAssets: maximumUniqueAssets)
     }
 }

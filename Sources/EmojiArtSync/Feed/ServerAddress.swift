@@ -6,7 +6,7 @@ import FoundationEssentials
 /// agent elsewhere. Only `http` and `https` are accepted; a path, query, user info or fragment is a usage error.
 public struct ServerAddress: Sendable, Equatable, CustomStringConvertible {
     /// The book's server listens here.
-    public static let `default` = try! ServerAddress("http://localhost:8080")
+    static let `default` = try! ServerAddress("http://localhost:8080")
 
     public let origin: String
 
@@ -26,7 +26,7 @@ public struct ServerAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `GET` this for the feed.
-    public var feedURL: String { origin + "/gallery/images" }
+    var feedURL: String { origin + "/gallery/images" }
 
     /// The URL of one asset.
     public func url(for key: AssetKey) -> String { origin + key.rawValue }

@@ -31,7 +31,7 @@ import Glibc
 @SyncActor
 public final class AssetIndex {
     /// 2: the identity (device, inode) of the file the agent wrote, beside its fingerprint (`migrate`).
-    public static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 2
 
     private let connection: SQLiteConnection
     private let selectByName: SQLiteConnection.Statement
@@ -55,11 +55,11 @@ public final class AssetIndex {
     public private(set) var count: Int
 
     /// Reads of the index that returned a row; for tests and `status`.
-    public private(set) var lookups = 0
+    private(set) var lookups = 0
 
     /// Rows added or removed since the index was opened: what the feed's sweeps (`FeedCatalogue.current()`)
     /// compare to know that nothing they depend on changed. Replacing a row keeps it.
-    public private(set) var rowChanges: UInt64 = 0
+    private(set) var rowChanges: UInt64 = 0
     /// Told of every row added or removed, in the silo, as it happens (the `FeedCatalogue` keeps its count of
     /// stored feed keys with it), and of a write that was rolled back (`.unknown`: count again).
     var rowObserver: ((RowChange) -> Void)?
@@ -179,7 +179,7 @@ public final class AssetIndex {
     /// (a first run) is an empty one. An index the real run would move aside and rebuild is an empty one too, with
     /// the notice saying so; one of version 1 is migrated in the copy. The copy keeps no checkpoint, and an old
     /// `manifest.json` is not imported (that renames it).
-    public static func snapshot(of directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
+    static func snapshot(of directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
         let path = directory.indexPath
         guard access(path, F_OK) == 0 else { return (try AssetIndex(connection: SQLiteConnection(path: ":memory:")), nil) }
         do {
@@ -256,7 +256,7 @@ public final class AssetIndex {
     /// Runs `body` inside one transaction, so a sweep of thousands of lookups takes SQLite's locks once instead
     /// of once per statement, and a batch of changes commits together. Nothing in `body` may suspend. A failed
     /// `BEGIN` or `COMMIT` throws (the changes are rolled back): an index that cannot be written is an error.
-    public func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
+    func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
         let changesBefore = rowChanges
         do {
             return try connection.transaction(.immediate, body)
@@ -277,7 +277,7 @@ public final class AssetIndex {
 
     /// Runs `body`, which only reads, inside one read transaction (a deferred `BEGIN`: no write lock), so a sweep
     /// of lookups sees one state of the index and takes SQLite's locks once. Nothing in `body` may suspend.
-    public func readTransaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
+    func readTransaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
         try connection.transaction(.deferred, body)
     }
 
@@ -298,7 +298,7 @@ public final class AssetIndex {
 
     /// What an access of `key` needs to know, in one statement: its row (if the agent owns its file for that key)
     /// and the answer with no image on record for its url, if any.
-    public func lookUp(_ key: AssetKey) throws(SyncError) -> (entry: IndexEntry?, unusable: UnusableAnswer?) {
+    func lookUp(_ key: AssetKey) throws(SyncError) -> (entry: IndexEntry?, unusable: UnusableAnswer?) {
         defer { selectForAccess.reset() }
         guard try selectForAccess.bind(.text(key.fileName), .text(key.rawValue)).step() else { return (nil, nil) }
         lookups += 1
@@ -310,7 +310,7 @@ public final class AssetIndex {
     }
 
     /// Every row, ordered by name. Costs a walk of the table: for rescans and purges, not for each access.
-    public func allEntries() throws(SyncError) -> [IndexEntry] {
+    func allEntries() throws(SyncError) -> [IndexEntry] {
         selectAll.bind()
         defer { selectAll.reset() }
         var entries: [IndexEntry] = []
@@ -332,7 +332,7 @@ public final class AssetIndex {
     /// Calls `body` with the key, file name and feed tag of every row, in no particular order: one walk of the
     /// table instead of a lookup per key, for the sweeps a changed feed needs (what is stored, stale, gone).
     /// Nothing else is read or kept: a sweep of 100,000 rows holds one row at a time. `body` must not use the index.
-    public func forEachKey(_ body: (_ key: String, _ name: String, _ tag: String?) -> Void) throws(SyncError) {
+    func forEachKey(_ body: (_ key: String, _ name: String, _ tag: String?) -> Void) throws(SyncError) {
         selectKeys.bind()
         defer { selectKeys.reset() }
         while try selectKeys.step() { body(selectKeys.text(0), selectKeys.text(1), selectKeys.optionalText(2)) }
@@ -340,7 +340,7 @@ public final class AssetIndex {
 
     /// `forEachKey`, with the fingerprint each row records: the one walk a new feed costs (`FeedCatalogue`), which
     /// also fills the table of recorded fingerprints that lets a warm pass trust a file without a lookup.
-    public func forEachRow(
+    func forEachRow(
         _ body: (_ key: String, _ name: String, _ tag: String?, _ fingerprint: FileFingerprint?) -> Void
     ) throws(SyncError) {
         selectSweep.bind()
@@ -354,7 +354,7 @@ public final class AssetIndex {
 
     /// Up to `limit` file names that sort after `name`, in order, each with the size and `lstat` fingerprint it
     /// was recorded with: how a rescan compares the files with the index a page at a time, reading no more.
-    public func fingerprints(after name: String, limit: Int) throws(SyncError) -> [(name: String, fingerprint: FileFingerprint?)] {
+    func fingerprints(after name: String, limit: Int) throws(SyncError) -> [(name: String, fingerprint: FileFingerprint?)] {
         selectFingerprintPage.bind(.text(name), .integer(Int64(limit)))
         defer { selectFingerprintPage.reset() }
         var page: [(name: String, fingerprint: FileFingerprint?)] = []
@@ -384,7 +384,7 @@ public final class AssetIndex {
 
     /// Records (or replaces) the row for `entry.name`. Returns true when the row is new.
     @discardableResult
-    public func put(_ entry: IndexEntry) throws(SyncError) -> Bool {
+    func put(_ entry: IndexEntry) throws(SyncError) -> Bool {
         try put(entry, unlessPresent: false)
     }
 
@@ -423,7 +423,7 @@ public final class AssetIndex {
 
     /// Records the fingerprint a file was last verified with (nil: unknown, so the next check reads it). The
     /// owner identity stays: a fingerprint is forgotten when the agent's file is damaged, and it is still the agent's.
-    public func setFingerprint(_ fingerprint: FileFingerprint?, of entry: IndexEntry) throws(SyncError) {
+    func setFingerprint(_ fingerprint: FileFingerprint?, of entry: IndexEntry) throws(SyncError) {
         try updateFingerprint.bind(
             .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
             .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds), .text(entry.name)
@@ -460,21 +460,21 @@ public final class AssetIndex {
 
     /// The url and file name of each row added or removed since `rowChanges` was `since`, oldest first (a row may
     /// appear more than once); nil when more changed since than the index remembers: walk it instead.
-    public func rowsChanged(since: UInt64) -> [(key: String, name: String)]? {
+    func rowsChanged(since: UInt64) -> [(key: String, name: String)]? {
         let missed = rowChanges &- since
         guard missed <= UInt64(changeLog.count) else { return nil }
         return Array(changeLog.suffix(Int(missed)))
     }
 
     /// Records the feed's tag for file `name` (a row stored without one takes the feed's as it is).
-    public func setTag(_ tag: String, named name: String) throws(SyncError) {
+    func setTag(_ tag: String, named name: String) throws(SyncError) {
         try updateTag.bind(.text(tag), .text(name)).run()
     }
 
     // MARK: - Answers that were not images
 
     /// The last unusable answer recorded for `key` (the server answered, with something that is not a PNG).
-    public func unusableAnswer(for key: AssetKey) throws(SyncError) -> UnusableAnswer? {
+    func unusableAnswer(for key: AssetKey) throws(SyncError) -> UnusableAnswer? {
         defer { selectUnusable.reset() }
         guard try selectUnusable.bind(.text(key.rawValue)).step() else { return nil }
         return UnusableAnswer(
@@ -483,7 +483,7 @@ public final class AssetIndex {
     }
 
     /// Records that `key`'s URL answered with something that is not an image, under feed tag `tag`.
-    public func recordUnusableAnswer(_ answer: UnusableAnswer, for key: AssetKey) throws(SyncError) {
+    func recordUnusableAnswer(_ answer: UnusableAnswer, for key: AssetKey) throws(SyncError) {
         try upsertUnusable.bind(
             .text(key.rawValue), .optional(answer.tag), .text(answer.reason),
             .integer(Int64(answer.answeredAt.timeIntervalSince1970.rounded(.down)))
@@ -491,24 +491,24 @@ public final class AssetIndex {
     }
 
     /// Forgets the unusable answer of `key` (it was stored since, or should be asked for again).
-    public func forgetUnusableAnswer(for key: AssetKey) throws(SyncError) {
+    func forgetUnusableAnswer(for key: AssetKey) throws(SyncError) {
         try deleteUnusable.bind(.text(key.rawValue)).run()
     }
 
     /// Forgets every unusable answer: the next access of each asks the server again.
-    public func forgetUnusableAnswers() throws(SyncError) {
+    func forgetUnusableAnswers() throws(SyncError) {
         try connection.execute("DELETE FROM unusable_answers")
     }
 
     /// Gives back the memory of SQLite's page cache (up to its 8 MiB): after a pass or a sweep has filled it, an
     /// idle agent has no use for it, and the next lookups read their pages again from the kernel's cache.
-    public func releaseMemory() {
+    func releaseMemory() {
         try? connection.execute("PRAGMA shrink_memory")  // a failure changes nothing but the memory held
     }
 
     /// Moves the write-ahead log into the database file and syncs it: after this, every change so far is
     /// durable against a power cut, not only against the process dying.
-    public func checkpoint() async throws(SyncError) {
+    func checkpoint() async throws(SyncError) {
         if let checkpointer {
             let failure: SyncError? = await BlockingIO.run {
                 do throws(SyncError) {
@@ -570,19 +570,19 @@ public struct IndexEntry: Sendable, Equatable {
     public var name: String
     public var key: String
     public var size: Int
-    public var sha256: String
+    var sha256: String
     /// The feed's `checksum` for the key when the file was stored: a different one means the server changed it.
-    public var tag: String?
+    var tag: String?
     /// The server's `ETag` and `Last-Modified` for the bytes, for a conditional re-fetch.
-    public var etag: String?
-    public var lastModified: String?
+    var etag: String?
+    var lastModified: String?
     /// `lstat` of the file when the agent last wrote or verified it; nil when unknown.
     public var fingerprint: FileFingerprint?
     /// The file the agent wrote or adopted (device, inode): only a file with this identity at `name` is the
     /// agent's. Nil when unknown (a row of a version-1 index whose fingerprint was forgotten, an imported manifest).
-    public var identity: FileIdentity?
+    var identity: FileIdentity?
 
-    public init(
+    init(
         name: String, key: String, size: Int, sha256: String, tag: String? = nil, etag: String? = nil,
         lastModified: String? = nil, fingerprint: FileFingerprint? = nil, identity: FileIdentity? = nil
     ) {
@@ -599,12 +599,12 @@ public struct IndexEntry: Sendable, Equatable {
 }
 
 /// An item's URL answered, but not with an image: when, under which feed tag, and what was wrong.
-public struct UnusableAnswer: Sendable, Equatable {
-    public var tag: String?
-    public var reason: String
-    public var answeredAt: Date
+struct UnusableAnswer: Sendable, Equatable {
+    var tag: String?
+    var reason: String
+    var answeredAt: Date
 
-    public init(tag: String?, reason: String, answeredAt: Date) {
+    init(tag: String?, reason: String, answeredAt: Date) {
         self.tag = tag
         self.reason = reason
         self.answeredAt = answeredAt

@@ -5,32 +5,32 @@ import Glibc
 ///
 /// Read once, when an `AssetIndex` is created next to it, so that an upgrade keeps the ownership of every
 /// file the older agent wrote. Never written any more.
-public struct Manifest: Codable, Sendable, Equatable {
+struct Manifest: Codable, Sendable, Equatable {
     /// One file the agent wrote.
-    public struct Entry: Codable, Sendable, Equatable {
-        public var key: String
-        public var size: Int
-        public var sha256: String
+    struct Entry: Codable, Sendable, Equatable {
+        var key: String
+        var size: Int
+        var sha256: String
 
-        public init(key: String, size: Int, sha256: String) {
+        init(key: String, size: Int, sha256: String) {
             self.key = key
             self.size = size
             self.sha256 = sha256
         }
     }
 
-    public static let currentVersion = 1
+    static let currentVersion = 1
 
-    public var version: Int = Manifest.currentVersion
+    var version: Int = Manifest.currentVersion
     /// Keyed by file name (not key), because ownership is a property of a path.
-    public var files: [String: Entry] = [:]
+    var files: [String: Entry] = [:]
 
-    public init() {}
+    init() {}
 
     /// Loads the manifest at `path`. A missing file is an empty manifest. An unreadable or corrupt one is
     /// moved aside to `manifest.json.corrupt` (never deleted) and an empty manifest is returned with the
     /// reason, so the agent starts and the user can look at what was there.
-    public static func load(from path: String) -> (Manifest, warning: String?) {
+    static func load(from path: String) -> (Manifest, warning: String?) {
         guard FileManager.default.fileExists(atPath: path) else { return (Manifest(), nil) }
         do {
             let bytes = try DiskStorage.readFile(at: path)

@@ -17,18 +17,18 @@ import Logging
 /// else (a repair line, say) and before it suspends; `write` is `add` and `append()` for a line on its own.
 /// Appending never waits: with the log writer stuck and its buffer full, the batch is dropped and its lines are
 /// counted in the writer's next `event=log dropped=N` line.
-public struct AccessLineWriter: Sendable {
+struct AccessLineWriter: Sendable {
     private let sink: LogSink
     private let format: LogFormat
     /// How each line is copied to standard error (`LogSink.standardErrorForm(for: .access)`).
     private let standardError: LogSink.StandardErrorForm
     /// The configured level lets info lines through.
-    public let isEnabled: Bool
+    let isEnabled: Bool
     private var batch = LogBatch()
     private var timestamps = LogTimestampCache()
 
     /// A writer for `sink`, with the agent's configured `level` and `format` (those of its `Logger`).
-    public init(sink: LogSink, level: Logger.Level, format: LogFormat) {
+    init(sink: LogSink, level: Logger.Level, format: LogFormat) {
         self.sink = sink
         self.format = format
         self.standardError = sink.standardErrorForm(for: .access)
@@ -36,11 +36,11 @@ public struct AccessLineWriter: Sendable {
     }
 
     /// Lines added and not yet appended.
-    public var pendingLines: Int { batch.lines }
+    var pendingLines: Int { batch.lines }
 
     /// Encodes the access line of `key` (an `AssetKey`'s `rawValue`), served from `hit` (a `Hit`'s `rawValue`),
     /// `bytes` long, stored as `file`, into the pending batch, stamped `date`.
-    public mutating func add(key: String, hit: String, bytes: Int, file: String, at date: Date = Date()) {
+    mutating func add(key: String, hit: String, bytes: Int, file: String, at date: Date = Date()) {
         guard isEnabled else { return }
         let lineStart = batch.file.count
         let fieldsStart: Int
@@ -88,7 +88,7 @@ public struct AccessLineWriter: Sendable {
     /// Hands the pending lines to the sink under one lock, without waiting; returns false when the sink's
     /// buffer was full and the batch was dropped (its lines counted in the writer's `dropped=N` line).
     @discardableResult
-    public mutating func append() -> Bool {
+    mutating func append() -> Bool {
         guard batch.lines > 0 else { return true }
         let taken = sink.append(batch, whenFull: .drop)
         batch.removeAll(keepingCapacityUpTo: LogWriter.eagerBytes)
@@ -97,7 +97,7 @@ public struct AccessLineWriter: Sendable {
 
     /// Encodes one access line and appends it (with any lines still pending) at once.
     @discardableResult
-    public mutating func write(key: String, hit: String, bytes: Int, file: String) -> Bool {
+    mutating func write(key: String, hit: String, bytes: Int, file: String) -> Bool {
         add(key: key, hit: hit, bytes: bytes, file: file)
         return append()
     }

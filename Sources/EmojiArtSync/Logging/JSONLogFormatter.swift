@@ -4,8 +4,8 @@ import Logging
 /// Renders a log event as one JSON object on one line, with the keys and key order of `LogfmtFormatter`:
 /// `{"ts":"...","level":"info","msg":"...","event":"...",<metadata sorted by key>}`. Every value is a
 /// string, as in logfmt, so a reader can switch formats without changing a query.
-public enum JSONLogFormatter {
-    public static func line(
+enum JSONLogFormatter {
+    static func line(
         timestamp: Date,
         level: Logger.Level,
         message: String,
@@ -17,7 +17,7 @@ public enum JSONLogFormatter {
     }
 
     /// A JSON string literal. Control characters are escaped, so one event is always one line; `/` is not.
-    public static func quote(_ value: String) -> String {
+    static func quote(_ value: String) -> String {
         LogfmtFormatter.quoted(value, escapingLineSeparators: true)
     }
 }

@@ -10,9 +10,9 @@ import Glibc
 /// is the journal's only if standard error is still that very file (the variable is inherited by children
 /// whose stderr was redirected elsewhere). On the journal, each line starts with an sd-daemon priority
 /// prefix (`<3>` error ... `<7>` debug) and carries no timestamp of its own: the journal stamps it.
-public enum JournalStream {
+enum JournalStream {
     /// True when `environment["JOURNAL_STREAM"]` names the device and inode of `descriptor` (stderr).
-    public static func isConnected(
+    static func isConnected(
         _ descriptor: Int32 = STDERR_FILENO, environment: [String: String]
     ) -> Bool {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
@@ -25,7 +25,7 @@ public enum JournalStream {
 
     /// The sd-daemon prefix for a level: `<2>` critical, `<3>` error, `<4>` warning, `<5>` notice, `<6>` info,
     /// `<7>` debug and trace.
-    public static func priorityPrefix(for level: Logger.Level) -> String {
+    static func priorityPrefix(for level: Logger.Level) -> String {
         switch level {
         case .critical: "<2>"
         case .error: "<3>"

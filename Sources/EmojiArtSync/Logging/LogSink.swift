@@ -40,7 +40,7 @@ public final class LogSink: Sendable {
     }
 
     /// What a line is to a reader of the journal.
-    public enum LineKind: Sendable {
+    enum LineKind: Sendable {
         /// An event a person reads: a repair, a failure, a poll, a pass, a signal, a purge. Goes everywhere.
         case event
         /// One line per asset access (`event=asset` below warning): under the journal, in the log file only.
@@ -49,7 +49,7 @@ public final class LogSink: Sendable {
 
     /// What a caller does when the buffer is full because the writer is stuck (a hung disk, a standard error
     /// nobody reads).
-    public enum WhenFull: Sendable {
+    enum WhenFull: Sendable {
         /// Wait for the writer, at most 1 s, as a slow `write(2)` would make it; then drop and count.
         case wait
         /// Drop and count at once: for the `SyncActor` silo, whose thread must never park on the log.
@@ -60,10 +60,10 @@ public final class LogSink: Sendable {
     public let path: String?
     public let rotation: Rotation
     /// Standard error is the journal (`$JOURNAL_STREAM` names it): lines there take their journal form.
-    public let standardErrorIsJournal: Bool
+    let standardErrorIsJournal: Bool
     /// The log file is rotated: false without one, and for a path that is a symbolic link or no regular file
     /// (written through, never renamed; see `LogFile`).
-    public let rotates: Bool
+    let rotates: Bool
     private let standardError: StandardErrorForm
     private let writer: LogWriter
 
@@ -107,7 +107,7 @@ public final class LogSink: Sendable {
     /// unless the line is of a kind the journal does not get (`standardErrorForm(for:)`). Returns false when the
     /// line was dropped (and counted) because the buffer was full.
     @discardableResult
-    public func write(
+    func write(
         line: String, kind: LineKind = .event, whenFull: WhenFull = .wait, journalLine: () -> String
     ) -> Bool {
         let copy: String? =
@@ -137,7 +137,7 @@ public final class LogSink: Sendable {
 
     /// Suspends until every line queued before it is written, without blocking a thread: for an async caller
     /// that tells the world something its log lines must already show (systemd's `READY=1` after a reload).
-    public func waitUntilWritten() async {
+    func waitUntilWritten() async {
         await writer.waitUntilWritten()
     }
 
@@ -149,7 +149,7 @@ public final class LogSink: Sendable {
 
     /// Returns once every sink of the process has written what it holds (each waits at most 5 s). Runs at
     /// `exit(3)` by itself; a test that reads a log file an agent in the same process writes calls it first.
-    public static func flushAll() {
+    static func flushAll() {
         LogWriter.flushAll()
     }
 

@@ -7,10 +7,10 @@ import Logging
 /// logfmt is what people grep: every field is `key=value`, values with spaces, quotes, `=` or control
 /// characters are double-quoted with backslash escapes, and one event is always exactly one line, so a
 /// hostile string from the feed cannot forge a second log line.
-public enum LogfmtFormatter {
+enum LogfmtFormatter {
     /// Formats one event. Metadata keys are sorted so lines are stable and diffable, except `event`,
     /// which comes first after `msg` because it is what a reader filters on.
-    public static func line(
+    static func line(
         timestamp: Date,
         level: Logger.Level,
         message: String,
@@ -20,7 +20,7 @@ public enum LogfmtFormatter {
     }
 
     /// Prefixes the `fields(...)` of an event with its timestamp: `ts=... level=...`.
-    public static func line(timestamp: Date, fields: String) -> String {
+    static func line(timestamp: Date, fields: String) -> String {
         var line = "ts="
         line.reserveCapacity(28 + fields.utf8.count)
         line += timestampString(timestamp)
@@ -32,7 +32,7 @@ public enum LogfmtFormatter {
     /// The line without its timestamp, `level=info msg="..." ...`: what the journal gets (it stamps lines).
     /// Written into one buffer in the order of `orderedFields` (every access writes one of these lines, so no
     /// array of rendered fields and no join on the way).
-    public static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+    static func fields(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
         var line = LineBuilder()
         line.put("level=")
         line.put(level.rawValue)
@@ -79,7 +79,7 @@ public enum LogfmtFormatter {
 
     /// An event's keys and values in the order every log format writes them: `level`, `msg` (when not
     /// empty), `event`, then the rest of the metadata sorted by key. The JSON format uses the same order.
-    public static func orderedFields(
+    static func orderedFields(
         level: Logger.Level, message: String, metadata: Logger.Metadata
     ) -> [(key: String, value: String)] {
         var fields: [(key: String, value: String)] = [("level", level.rawValue)]
@@ -92,7 +92,7 @@ public enum LogfmtFormatter {
     }
 
     /// Quotes a value when logfmt needs it; plain tokens stay bare so lines read naturally.
-    public static func quote(_ value: String) -> String {
+    static func quote(_ value: String) -> String {
         var bytes: [UInt8] = []
         appendValue(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)

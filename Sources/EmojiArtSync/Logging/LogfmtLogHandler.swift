@@ -8,27 +8,27 @@ import Logging
 /// An `event=asset` line below warning is an access line (`LogSink.LineKind.access`): under the journal it
 /// stays in the log file. `whenFull: .drop` makes a logger that never waits for a stuck log writer (the
 /// `SyncActor` silo's); the default waits as `LogSink.WhenFull.wait` says.
-public struct LogfmtLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+struct LogfmtLogHandler: LogHandler {
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
     private let sink: LogSink
     private let format: LogFormat
     private let whenFull: LogSink.WhenFull
 
-    public init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt, whenFull: LogSink.WhenFull = .wait) {
+    init(sink: LogSink, level: Logger.Level = .info, format: LogFormat = .logfmt, whenFull: LogSink.WhenFull = .wait) {
         self.sink = sink
         self.logLevel = level
         self.format = format
         self.whenFull = whenFull
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    func log(event: LogEvent) {
         // The common case, an event's own metadata and nothing to merge it with, costs no copy.
         var merged = metadata.isEmpty && metadataProvider == nil ? event.metadata ?? [:] : metadata
         if !metadata.isEmpty || metadataProvider != nil {

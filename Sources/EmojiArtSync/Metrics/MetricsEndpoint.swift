@@ -14,7 +14,7 @@ public final class MetricsEndpoint: Sendable {
     /// within 5 s of connecting or of its first byte, keep-alive for 60 s (a 1-minute scrape interval), and
     /// 10 s for a client that does not read its answer.
     /// What the endpoint's threads are called (`top -H`): not the bundled gallery's `embedded-http`.
-    public static let threadName = "metrics-http"
+    static let threadName = "metrics-http"
 
     public static let limits = HTTPServerLimits(
         maximumConnections: 16, handlerThreads: 2, requestTimeout: .seconds(5), idleTimeout: .seconds(60),
@@ -62,7 +62,7 @@ public final class MetricsEndpoint: Sendable {
     }
 
     /// Connections open now (for tests and the reliability figures).
-    public var openConnections: Int { server.openConnections }
+    var openConnections: Int { server.openConnections }
 
     /// Stops serving and waits until the socket is closed and its threads have ended. Idempotent.
     public func stop() async {

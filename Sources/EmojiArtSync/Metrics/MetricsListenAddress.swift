@@ -4,7 +4,7 @@
 public struct MetricsListenAddress: Sendable, Equatable, CustomStringConvertible {
     public let host: String
     /// 0 lets the kernel pick a free port (the endpoint logs the one it got).
-    public let port: Int
+    let port: Int
 
     public init(host: String, port: Int) {
         self.host = host

@@ -9,9 +9,9 @@ import Metrics
 /// `MetricsSystem`, so several agents, or tests, in one process each keep their own). `SyncMetrics.off`
 /// uses swift-metrics' no-op handler: that is the default, and costs one empty call per event. The names
 /// and labels are the ones the man page lists under `--metrics-listen`.
-public struct SyncMetrics: Sendable {
+struct SyncMetrics: Sendable {
     /// What kind of failure an `emojiart_sync_failures_total` sample counts (label `kind`).
-    public enum FailureKind: String, Sendable, CaseIterable {
+    enum FailureKind: String, Sendable, CaseIterable {
         /// The gallery did not answer usably: refused, timed out, a bad status, truncated, too large.
         case network
         /// The body was not a valid PNG (the book's server answers `200` with JSON for missing images).
@@ -24,7 +24,7 @@ public struct SyncMetrics: Sendable {
         case other
 
         /// The kind of `error`, as thrown by an asset access.
-        public init(of error: any Error) {
+        init(of error: any Error) {
             switch error {
             case let error as HTTPClientError: self = error.kind == .cancelled ? .other : .network
             case let error as SyncError:
@@ -55,7 +55,7 @@ public struct SyncMetrics: Sendable {
     ]
 
     /// How a feed poll ended (label `result` of `emojiart_sync_polls_total`).
-    public enum PollResult: String, Sendable, CaseIterable {
+    enum PollResult: String, Sendable, CaseIterable {
         /// A changed feed, taken.
         case ok
         /// `304 Not Modified`.
@@ -67,7 +67,7 @@ public struct SyncMetrics: Sendable {
     }
 
     /// Metrics that go nowhere (swift-metrics' no-op backend): the agent without `--metrics-listen`.
-    public static let off = SyncMetrics(factory: NOOPMetricsHandler.instance)
+    static let off = SyncMetrics(factory: NOOPMetricsHandler.instance)
 
     private let hits: [Hit: Counter]
     private let repairs: [String: Counter]
@@ -82,7 +82,7 @@ public struct SyncMetrics: Sendable {
     private let lastPollSuccess: Gauge
 
     /// Makes every handle from `factory` (a `PrometheusMetricsFactory` on the endpoint's registry, say).
-    public init(factory: any MetricsFactory) {
+    init(factory: any MetricsFactory) {
         hits = Dictionary(uniqueKeysWithValues: Hit.allCases.map {
             ($0, Counter(label: "emojiart_sync_hits_total", dimensions: [("source", $0.rawValue)], factory: factory))
         })
@@ -111,35 +111,35 @@ public struct SyncMetrics: Sendable {
     }
 
     /// A feed poll that ended with `result`; any but `failed` reached the gallery, and stamps the last success.
-    public func poll(_ result: PollResult, at date: Date = Date()) {
+    func poll(_ result: PollResult, at date: Date = Date()) {
         polls[result]?.increment()
         if result != .failed { lastPollSuccess.record(date.timeIntervalSince1970) }
     }
 
     /// An access served from `source` (one `hit=` log line).
-    public func hit(_ source: Hit) {
+    func hit(_ source: Hit) {
         hits[source]?.increment()
     }
 
     /// A damaged file about to be re-fetched (one `event=repair` log line); `reason` is `missing` or `corrupt`.
-    public func repair(_ reason: String) {
+    func repair(_ reason: String) {
         repairs[reason]?.increment()
     }
 
     /// An asset body received from the gallery, valid or not, and how long its transfer (retries included) took.
-    public func fetched(bytes: Int, duration: Duration) {
+    func fetched(bytes: Int, duration: Duration) {
         bytesFetched.increment(by: bytes)
         fetchDuration.record(duration: duration)
     }
 
     /// A load that failed: once per fetch, disk read or store that failed, however many accesses waited for it
     /// (each of those logs its own `result=failed` line).
-    public func failure(_ error: any Error) {
+    func failure(_ error: any Error) {
         failures[FailureKind(of: error)]?.increment()
     }
 
     /// The published status's asset counts and the number of files in the index.
-    public func observe(_ status: AgentStatus, indexFiles files: Int) {
+    func observe(_ status: AgentStatus, indexFiles files: Int) {
         assetsOK.record(status.assets.ok)
         assetsMissing.record(status.assets.missing)
         assetsFailing.record(status.assets.failing)

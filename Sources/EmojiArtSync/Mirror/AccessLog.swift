@@ -22,21 +22,21 @@ public final class AccessLog {
     private let directory: SyncDirectory
 
     /// Rung when anything `status` shows changed; the status writer sleeps on it.
-    public nonisolated let changes = Alarm()
+    nonisolated let changes = Alarm()
 
     /// Accesses by the layer that served them: one per `event=asset` access, as `emojiart_sync_hits_total`.
     public private(set) var hits: [Hit: Int] = [:]
     public private(set) var repairs = 0
-    public private(set) var conflicts = 0
+    private(set) var conflicts = 0
     /// Files fetched again because the feed's tag for them changed, and how many of those had new bytes.
-    public private(set) var refreshes = 0
-    public private(set) var updates = 0
+    private(set) var refreshes = 0
+    private(set) var updates = 0
     /// Owned files whose bytes were read to verify them (a fingerprint that matched needs no read).
-    public private(set) var filesRead = 0
+    private(set) var filesRead = 0
     /// The last file that was not the agent's and was moved aside to let the agent store its asset, for `status`.
-    public private(set) var lastMovedAside: AgentStatus.MovedAside?
+    private(set) var lastMovedAside: AgentStatus.MovedAside?
     /// The most recent failure of an asset (not one on record being refused again), for `status`.
-    public private(set) var lastAssetFailure: (message: String, at: Date)?
+    private(set) var lastAssetFailure: (message: String, at: Date)?
 
     /// Conflicts already logged: each path is reported once, not once per poll.
     private var conflictLedger = ConflictLedger()

@@ -11,7 +11,7 @@ public enum DamageReason: String, Sendable, Error {
 }
 
 /// The state of an owned file, as a watcher, a rescan or a scrub needs it.
-public enum FileCheck: Sendable, Equatable {
+enum FileCheck: Sendable, Equatable {
     /// Not a file the agent owns (the user's, or unknown): nothing to do.
     case notOwned
     case intact

@@ -14,17 +14,17 @@ public struct MirrorCore: Sendable {
     /// Counters and log lines of accesses.
     public let log: AccessLog
     /// The feed kept, and what the index holds of it.
-    public let catalogue: FeedCatalogue
+    let catalogue: FeedCatalogue
     /// Looks at owned files (check, scrub).
     let inspector: FileInspector
     /// Which files are the agent's; removing them.
     public let owned: OwnedFiles
     /// Makes new files durable, visible and recorded a batch at a time.
-    public let committer: GroupCommitter
+    let committer: GroupCommitter
     /// Every access: memory, disk, network.
-    public let pipeline: AccessPipeline
+    let pipeline: AccessPipeline
     /// Repairs and other user-visible work go here first: a pass waits for it before its next batch.
-    public let urgentLane: UrgentLane
+    let urgentLane: UrgentLane
     /// What a test makes happen inside this agent (nil outside tests).
     let hooks: AgentTestHooks?
 

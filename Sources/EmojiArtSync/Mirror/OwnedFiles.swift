@@ -29,7 +29,7 @@ public final class OwnedFiles {
     }
 
     /// Whether the agent has a recorded file for `key` (the book's `storedImagesIndex.contains`).
-    public func isStored(_ key: AssetKey) throws(SyncError) -> Bool {
+    func isStored(_ key: AssetKey) throws(SyncError) -> Bool {
         try index.entry(for: key) != nil
     }
 
@@ -91,7 +91,7 @@ public final class OwnedFiles {
     /// The book's `clear()`: removes every file the agent wrote (those still intact) and their rows; a path
     /// whose file is damaged or someone else's keeps its row, for the fetch that follows to repair, and a file
     /// stored while it runs keeps its row. Returns how many files and bytes were removed.
-    public func clear() async throws -> (files: Int, bytes: Int) {
+    func clear() async throws -> (files: Int, bytes: Int) {
         var files = 0
         var bytes = 0
         for key in try keys() {
@@ -111,7 +111,7 @@ public final class OwnedFiles {
 
     /// Makes everything recorded so far durable against a power cut: the directory's entries (renames,
     /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
-    public func makeDurable() async throws {
+    func makeDurable() async throws {
         try await storage.syncDirectory()
         try await index.checkpoint()
     }

@@ -10,7 +10,7 @@ extension AssetFetcher {
     /// ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request. Urls among `known`
     /// (the last feed's keys) are taken as they are instead of being checked again.
     @concurrent
-    public func fetchFeed(validators: HTTPValidators?, known: [AssetKey] = []) async throws -> FeedFetch {
+    func fetchFeed(validators: HTTPValidators?, known: [AssetKey] = []) async throws -> FeedFetch {
         let url = server.feedURL
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let response: HTTPResponse

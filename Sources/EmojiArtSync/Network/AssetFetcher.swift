@@ -9,23 +9,23 @@ import EmojiArtPNG
 /// images, so an asset is accepted only if its bytes pass `PNGValidator` at the configured level.
 /// Transient failures (timeouts, refused connections, 5xx, truncated bodies) are retried a few times
 /// with a short, growing pause before the access is reported as failed.
-public struct AssetFetcher: Sendable {
-    public let client: CurlHTTPClient
-    public let server: ServerAddress
-    public let verification: PNGVerification
+struct AssetFetcher: Sendable {
+    let client: CurlHTTPClient
+    let server: ServerAddress
+    let verification: PNGVerification
     /// Extra attempts after a transient failure, within one access.
-    public let retries: Int
+    let retries: Int
     /// Pause before the first retry; doubled for each further one.
-    public let retryPause: Duration
+    let retryPause: Duration
     /// Where hits, repairs, transfers and failures are counted (`SyncMetrics.off` without `--metrics-listen`).
-    public let metrics: SyncMetrics
+    let metrics: SyncMetrics
     /// Bytes of asset bodies received (valid or not), shared by every copy of this fetcher.
-    public let receivedBytes = ReceivedBytes()
+    let receivedBytes = ReceivedBytes()
     /// The waits the gallery asked for (`Retry-After`), shared by every copy of this fetcher: every request
     /// waits its turn there first.
-    public let serverWaits: ServerWaits
+    let serverWaits: ServerWaits
 
-    public init(
+    init(
         client: CurlHTTPClient, server: ServerAddress, verification: PNGVerification = .structure,
         retries: Int = 2, retryPause: Duration = .milliseconds(250), metrics: SyncMetrics = .off,
         maximumRetryAfter: Duration = .seconds(3600)
@@ -41,7 +41,7 @@ public struct AssetFetcher: Sendable {
 
     /// Fetches and decodes the feed (unconditionally; see ``fetchFeed(validators:)``).
     @concurrent
-    public func fetchFeed() async throws -> GalleryFeed {
+    func fetchFeed() async throws -> GalleryFeed {
         switch try await fetchFeed(validators: nil) {
         case .changed(let feed, _):
             return feed

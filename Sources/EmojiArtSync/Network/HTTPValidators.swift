@@ -8,9 +8,9 @@ import CurlHTTP
 /// they can be kept with the index between runs.
 public struct HTTPValidators: Sendable, Equatable, Hashable, Codable {
     /// The `ETag` value with its quotes and any `W/` prefix, e.g. `W/"f-0123"`.
-    public var etag: String?
+    var etag: String?
     /// The `Last-Modified` value, an HTTP date, e.g. `Sun, 22 Nov 2026 23:42:49 GMT`.
-    public var lastModified: String?
+    var lastModified: String?
 
     /// Creates validators from their strings.
     public init(etag: String?, lastModified: String?) {
@@ -30,7 +30,7 @@ public struct HTTPValidators: Sendable, Equatable, Hashable, Codable {
 
     /// `If-None-Match` and `If-Modified-Since` for a conditional GET. Both are sent: a server
     /// that knows the entity tag decides by it alone (RFC 9110 section 13.2.2).
-    public var conditionalRequestHeaders: HTTPHeaders {
+    var conditionalRequestHeaders: HTTPHeaders {
         var fields: [HTTPHeaders.Field] = []
         if let etag { fields.append(.init(name: "If-None-Match", value: etag)) }
         if let lastModified { fields.append(.init(name: "If-Modified-Since", value: lastModified)) }

@@ -5,18 +5,18 @@ import Synchronization
 ///
 /// Owned by an `AssetFetcher` (every copy of it shares this object) and added to where a body arrives, on
 /// whatever thread finished the transfer; an atomic, because that is the whole of its state.
-public final class ReceivedBytes: Sendable {
+final class ReceivedBytes: Sendable {
     private let total = Atomic<Int>(0)
 
-    public init() {}
+    init() {}
 
     /// Counts one body of `bytes` bytes.
-    public func add(_ bytes: Int) {
+    func add(_ bytes: Int) {
         total.add(bytes, ordering: .relaxed)
     }
 
     /// Every byte counted so far.
-    public var count: Int {
+    var count: Int {
         total.load(ordering: .relaxed)
     }
 }

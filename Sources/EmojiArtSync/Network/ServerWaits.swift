@@ -10,35 +10,35 @@ import Synchronization
 /// A wait is capped at ``maximumWait`` (`--max-retry-after`), so a hostile or mistaken value cannot park the
 /// agent for longer. Owned by the fetcher (every copy shares it); its state is a few instants behind a `Mutex`,
 /// read and written from whatever thread finished a transfer.
-public final class ServerWaits: Sendable {
+final class ServerWaits: Sendable {
     /// One wait the server asked for, as `status` and the log show it.
-    public struct Wait: Sendable, Equatable {
+    struct Wait: Sendable, Equatable {
         /// The URL that answered (the feed's for a wait of the whole gallery).
-        public var url: String
+        var url: String
         /// Whether it pauses the whole gallery (the feed answered) or only its URL.
-        public var wholeGallery: Bool
+        var wholeGallery: Bool
         /// `HTTP 429`, `HTTP 503`.
-        public var status: Int
+        var status: Int
         /// When the wait is over.
-        public var until: ContinuousClock.Instant
+        var until: ContinuousClock.Instant
         /// The same moment on the wall clock, for people.
-        public var untilDate: Date
+        var untilDate: Date
         /// How long it is, from when it was recorded (capped).
-        public var obeyed: Duration
+        var obeyed: Duration
         /// Whether the server asked for longer than ``ServerWaits/maximumWait`` and was cut to it.
-        public var capped: Bool
+        var capped: Bool
     }
 
     /// What is being waited for now, for `status`: the gallery's pause if there is one, else how many URLs wait
     /// and until when the last of them does.
-    public struct Summary: Sendable, Equatable {
-        public var wholeGallery: Bool
+    struct Summary: Sendable, Equatable {
+        var wholeGallery: Bool
         /// URLs waiting (1 for the gallery's pause).
-        public var urls: Int
+        var urls: Int
         /// When the last wait is over.
-        public var until: Date
+        var until: Date
         /// The status the server answered with (the latest wait's).
-        public var status: Int
+        var status: Int
     }
 
     private struct State {
@@ -49,14 +49,14 @@ public final class ServerWaits: Sendable {
 
     private let state = Mutex(State())
     /// The longest wait obeyed.
-    public let maximumWait: Duration
+    let maximumWait: Duration
 
-    public init(maximumWait: Duration = .seconds(3600)) {
+    init(maximumWait: Duration = .seconds(3600)) {
         self.maximumWait = maximumWait
     }
 
     /// Calls `observer` for every wait recorded from now on (the agent logs it and refreshes `status`).
-    public func observe(_ observer: @escaping @Sendable (Wait) -> Void) {
+    func observe(_ observer: @escaping @Sendable (Wait) -> Void) {
         state.withLock { $0.observer = observer }
     }
 
@@ -83,7 +83,7 @@ public final class ServerWaits: Sendable {
     }
 
     /// When a request for `url` may go out (nil: now).
-    public func notBefore(_ url: String) -> ContinuousClock.Instant? {
+    func notBefore(_ url: String) -> ContinuousClock.Instant? {
         let now = ContinuousClock.now
         let (gallery, own) = state.withLock { ($0.gallery?.until, $0.urls[url]?.until) }
         let latest = [gallery, own].compactMap { $0 }.max()
@@ -99,12 +99,12 @@ public final class ServerWaits: Sendable {
     }
 
     /// The wait for `url` (its own or the gallery's, whichever ends later), for a failure's next retry time.
-    public func remaining(for url: String) -> Duration? {
+    func remaining(for url: String) -> Duration? {
         notBefore(url).map { ContinuousClock.now.duration(to: $0) }
     }
 
     /// What is waited for now; nil when nothing is.
-    public var summary: Summary? {
+    var summary: Summary? {
         let now = ContinuousClock.now
         return state.withLock { state -> Summary? in
             if let gallery = state.gallery, gallery.until > now {
@@ -117,7 +117,7 @@ public final class ServerWaits: Sendable {
     }
 
     /// `2026-11-26T14:03:07Z`: a wait's end in a log line.
-    public static func timestamp(_ date: Date) -> String {
+    static func timestamp(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle())
     }
 }

@@ -28,7 +28,7 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         public var at: Date
         /// `ok`, `failed`, or `refused` (the deletion guard held).
         public var result: String
-        public var detail: String?
+        var detail: String?
 
         public init(at: Date, result: String, detail: String? = nil) {
             self.at = at
@@ -74,13 +74,13 @@ public struct AgentStatus: Codable, Sendable, Equatable {
 
     /// A file that was not the agent's, found at an asset path and kept under a conflict name beside it, so the
     /// agent could store its asset (`NAME.conflict-YYYYMMDD-HHMMSS.png`).
-    public struct MovedAside: Codable, Sendable, Equatable {
+    struct MovedAside: Codable, Sendable, Equatable {
         /// The asset's file name, and the name the file that was there got (both in DIR).
-        public var file: String
-        public var movedTo: String
-        public var at: Date
+        var file: String
+        var movedTo: String
+        var at: Date
 
-        public init(file: String, movedTo: String, at: Date) {
+        init(file: String, movedTo: String, at: Date) {
             self.file = file
             self.movedTo = movedTo
             self.at = at
@@ -91,7 +91,7 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public struct Waiting: Codable, Sendable, Equatable {
         /// `gallery` (the feed asked: polls and images wait) or `urls` (that many images wait).
         public var scope: String
-        public var urls: Int
+        var urls: Int
         /// The status that asked, 429 or 503.
         public var status: Int
         /// When the (last) wait is over.
@@ -122,13 +122,13 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// Files in the agent's index.
     public var indexFiles: Int?
     /// How many times the agent's scheduler woke up to run due work: flat while the agent is idle.
-    public var wakeUps: Int?
+    var wakeUps: Int?
     public var lastPoll: Poll?
     public var lastError: String?
     public var lastPurge: Purge?
     public var lastScrub: Scrub?
     /// The last file moved aside (nil: none since the agent started).
-    public var lastMovedAside: MovedAside?
+    var lastMovedAside: MovedAside?
     /// When the agent polls the feed next, as it planned it when this status was written.
     public var nextPoll: Date?
     /// The agent's log file (`status --watch` shows its last events from it).

@@ -11,7 +11,7 @@
 /// hashed family a collision needs a 128-bit SHA-256 prefix collision. Every name is at most 100 bytes, made of
 /// `[A-Za-z0-9_-]` plus `.png`: no `/`, no `..`, no NUL, never hidden, never the state directory.
 public enum AssetFileName {
-    public static let fileExtension = ".png"
+    static let fileExtension = ".png"
     private static let maximumSegmentLength = 24
 
     /// The file name for `key` (worked out when the key was accepted).

@@ -3,20 +3,20 @@
 /// after the agent could write it again, is reported anew.
 ///
 /// A plain value owned by whoever reports conflicts (the `AccessLog`, on the `SyncActor`).
-public struct ConflictLedger: Sendable {
+struct ConflictLedger: Sendable {
     private var reported: [String: String] = [:]
 
-    public init() {}
+    init() {}
 
     /// Records the conflict at `path` with `what` sits there; returns whether it is new (to be logged).
-    public mutating func note(path: String, occupant: String) -> Bool {
+    mutating func note(path: String, occupant: String) -> Bool {
         guard reported[path] != occupant else { return false }
         reported[path] = occupant
         return true
     }
 
     /// The path is the agent's again (it wrote there, or found it free): a later conflict is news.
-    public mutating func clear(path: String) {
+    mutating func clear(path: String) {
         reported[path] = nil
     }
 }

@@ -25,7 +25,7 @@ public final class DirectoryLock: Sendable {
     deinit { release() }
 
     /// Takes the lock or throws `.locked` naming the PID of the agent that holds it.
-    public static func acquire(path: String) throws(SyncError) -> DirectoryLock {
+    static func acquire(path: String) throws(SyncError) -> DirectoryLock {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot open the lock file") }
         do {
@@ -59,7 +59,7 @@ public final class DirectoryLock: Sendable {
     }
 
     /// Empties the PID and drops the lock. Idempotent.
-    public func release() {
+    func release() {
         descriptor.withLock { fd in
             guard fd >= 0 else { return }
             _ = ftruncate(fd, 0)

@@ -18,7 +18,7 @@ public final class DiskStorage {
     /// Files larger than this are not read whole into memory (`readFile`: the legacy manifest, small state files).
     /// Asset files are never read whole: they are checked through fixed buffers, whatever their size
     /// (`CheckedFile`).
-    public nonisolated static let maximumFileSize = 64 * 1024 * 1024
+    nonisolated static let maximumFileSize = 64 * 1024 * 1024
 
     public let directory: SyncDirectory
     /// `lstat` as the agent's decisions see it (an error is an error, never "absent" or "someone else's").
@@ -63,7 +63,7 @@ public final class DiskStorage {
 
     /// Reads a regular file without following a symbolic link at its path (see `openRegularFile`), whole, into
     /// memory: for small files only, `limit` bytes at most.
-    public nonisolated static func readFile(at path: String, limit: Int = maximumFileSize) throws(SyncError) -> [UInt8] {
+    nonisolated static func readFile(at path: String, limit: Int = maximumFileSize) throws(SyncError) -> [UInt8] {
         let (fd, size) = try openRegularFile(at: path)
         defer { close(fd) }
         guard size <= limit else { throw SyncError(.invalidImage, "\(path) is larger than \(limit) bytes", path: path) }
@@ -109,7 +109,7 @@ public final class DiskStorage {
     /// where it is called): the file is private until `install`
     /// renames it. It is not flushed here: `GroupCommitter` flushes a whole batch with one
     /// `syncfs(2)` before any of it is renamed into place.
-    public nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
+    nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
         try await BlockingIO.run { try writeTemporaryFileNow(bytes, in: directory) }
     }
 
@@ -147,7 +147,7 @@ public final class DiskStorage {
     }
 
     /// Outcome of `install`.
-    public enum InstallResult: Sendable, Equatable {
+    enum InstallResult: Sendable, Equatable {
         case installed
         /// Something already sits at the path: nothing was changed.
         case occupied
@@ -156,7 +156,7 @@ public final class DiskStorage {
     /// Renames a temporary file to the asset name with `renameat2(RENAME_NOREPLACE)`, so a file that appeared at
     /// the path in the meantime (the user's) is never replaced; a file at the path is replaced only through the
     /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
-    public func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
+    func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
         let renamed = descriptor >= 0
             ? emojiart_rename_noreplace(AT_FDCWD, temporaryFile, descriptor, name)
@@ -171,7 +171,7 @@ public final class DiskStorage {
     /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state
     /// directory to disk, on the blocking-I/O pool (from the silo and back to it: two switches). Throws when a directory cannot be opened or flushed: then
     /// nothing may be reported durable.
-    public func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
+    func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
         let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
         let injected = status.hooks?.directoryFlushError
         let failure: SyncError? = await BlockingIO.run {

@@ -15,8 +15,8 @@ public struct FileFingerprint: Sendable, Equatable {
     public let device: UInt64
     public let inode: UInt64
     public let size: Int64
-    public let modifiedNanoseconds: Int64
-    public let changedNanoseconds: Int64
+    let modifiedNanoseconds: Int64
+    let changedNanoseconds: Int64
 
     public init(device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64, changedNanoseconds: Int64) {
         self.device = device
@@ -36,5 +36,5 @@ public struct FileFingerprint: Sendable, Equatable {
     }
 
     /// Which file this is (device and inode), whatever its bytes and times.
-    public var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
+    var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
 }

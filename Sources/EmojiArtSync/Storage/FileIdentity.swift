@@ -7,11 +7,11 @@ import Glibc
 /// agent's, whatever its name and bytes: never renamed over, truncated or unlinked (docs/RELIABILITY.md,
 /// "Ownership by identity"). A rename keeps a file's identity, so the agent's file a person moved away is still
 /// recognised as the agent's (and left alone: it is no longer at an asset path).
-public struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
-    public let device: UInt64
-    public let inode: UInt64
+struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
+    let device: UInt64
+    let inode: UInt64
 
-    public init(device: UInt64, inode: UInt64) {
+    init(device: UInt64, inode: UInt64) {
         self.device = device
         self.inode = inode
     }
@@ -20,5 +20,5 @@ public struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
         self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
-    public var description: String { "\(device):\(inode)" }
+    var description: String { "\(device):\(inode)" }
 }

@@ -26,9 +26,9 @@ import Glibc
 /// write is adopted when it holds exactly the agent's bytes, else the access fails with a conflict and the file
 /// stays untouched.
 @SyncActor
-public final class GroupCommitter {
+final class GroupCommitter {
     /// The steps a test can stop the process at (`EMOJIART_SYNC_TEST_FAULT=commit-kill-STEP`).
-    public enum Step: String, Sendable, CaseIterable {
+    enum Step: String, Sendable, CaseIterable {
         /// The batch's temporary files are written, nothing is flushed.
         case afterWrites = "after-writes"
         /// The temporary files are durable; none is renamed.
@@ -42,13 +42,13 @@ public final class GroupCommitter {
     }
 
     /// A downloaded asset in a private temporary file, waiting to be put at its path.
-    public struct PendingFile: Sendable {
-        public let temporaryPath: String
-        public let entry: IndexEntry
+    struct PendingFile: Sendable {
+        let temporaryPath: String
+        let entry: IndexEntry
     }
 
     /// What committing one file came to.
-    public enum Outcome: Sendable, Equatable {
+    enum Outcome: Sendable, Equatable {
         /// Renamed into place and recorded; `isNew`: the row is new (no older file of the key's was replaced).
         /// `movedAside`: a file at the path that was not the agent's was kept under this name, beside it.
         case installed(isNew: Bool, movedAside: String? = nil)
@@ -78,12 +78,12 @@ public final class GroupCommitter {
     private var committing = false
 
     /// Batches committed and files in them, since start (`status --json`, the benchmarks, tests).
-    public private(set) var batches = 0
-    public private(set) var files = 0
+    private(set) var batches = 0
+    private(set) var files = 0
     /// Files waiting for the next batch.
-    public var queued: Int { queue.count }
+    var queued: Int { queue.count }
     /// The largest batch so far.
-    public private(set) var largestBatch = 0
+    private(set) var largestBatch = 0
 
     init(storage: DiskStorage, index: AssetIndex, log: AccessLog) {
         self.storage = storage
@@ -165,7 +165,7 @@ public final class GroupCommitter {
     /// file, and whatever arrived meanwhile), and hands the next batch, if files arrived while it worked, to the
     /// task of the first of them. So a file costs its task one entry into the silo and one resumption, and a batch
     /// two trips to the I/O pool (flush, then the directory's `fsync`).
-    public func commit(_ file: PendingFile) async throws -> Outcome {
+    func commit(_ file: PendingFile) async throws -> Outcome {
         let position = queue.count
         queue.append(Waiting(file: file, continuation: nil))
         if committing {

@@ -8,16 +8,16 @@ import Glibc
 /// The agent writes only by renaming a file of its own into place, and only over an absent path or a regular
 /// file. A FIFO, socket, device or directory is never opened (opening a FIFO blocks), and a regular file
 /// with more than one name that the agent did not write is a hard link to someone's data: never adopted.
-public struct PathOccupant: Sendable, Equatable {
-    public enum Kind: String, Sendable {
+struct PathOccupant: Sendable, Equatable {
+    enum Kind: String, Sendable {
         case absent, regular, symbolicLink = "symbolic link", directory, fifo = "FIFO", socket, device, unknown
     }
 
-    public let kind: Kind
+    let kind: Kind
     /// Names of the inode (`st_nlink`); 0 when absent.
-    public let links: Int
+    let links: Int
     /// Device and inode, so a report names this very object: another one at the same path is reported anew.
-    public let identity: String
+    let identity: String
 
     /// Nothing at the path: the agent may write there.
     static let absent = PathOccupant(kind: .absent, links: 0, identity: "")
@@ -46,7 +46,7 @@ public struct PathOccupant: Sendable, Equatable {
     /// Why the agent must not write at this path, or nil when it may. `owned`: the manifest records the
     /// agent's file here (its own file, even with extra names the user gave it, is replaced by rename, never
     /// written through).
-    public func refusal(owned: Bool) -> String? {
+    func refusal(owned: Bool) -> String? {
         switch kind {
         case .absent: return nil
         case .regular: return owned || links <= 1 ? nil : "a hard link to a file with \(links) names"

@@ -23,15 +23,15 @@ public struct SyncDirectory: Sendable, Equatable {
     }
 
     public var stateDirectory: String { root + "/" + Self.stateDirectoryName }
-    public var temporaryDirectory: String { stateDirectory + "/tmp" }
+    var temporaryDirectory: String { stateDirectory + "/tmp" }
     /// Where a file is held while the agent decides whether it is its own (`OwnershipGuard`): never emptied,
     /// only handed back to DIR (a crash while a person's file is held there must not lose it).
-    public var takenDirectory: String { stateDirectory + "/taken" }
+    var takenDirectory: String { stateDirectory + "/taken" }
     /// The manifest of versions before the SQLite index; imported once, then renamed `manifest.json.imported`.
-    public var manifestPath: String { stateDirectory + "/manifest.json" }
-    public var indexPath: String { stateDirectory + "/index.sqlite3" }
+    var manifestPath: String { stateDirectory + "/manifest.json" }
+    var indexPath: String { stateDirectory + "/index.sqlite3" }
     /// Written when the index was last made durable (`AssetIndex.checkpoint`): its file's size and times then.
-    public var indexCheckpointPath: String { stateDirectory + "/index.checkpoint" }
+    var indexCheckpointPath: String { stateDirectory + "/index.checkpoint" }
     public var logPath: String { stateDirectory + "/sync.log" }
     public var lockPath: String { stateDirectory + "/lock" }
     public var statusPath: String { stateDirectory + "/status.json" }
@@ -42,7 +42,7 @@ public struct SyncDirectory: Sendable, Equatable {
     /// Creates `DIR` (and missing parents) and the state directories, and proves the directory is writable.
     /// Throws a `SyncError` naming the path and the errno. Stale temporary files are removed separately,
     /// once the caller holds the directory lock (they could be another agent's work in progress otherwise).
-    public func prepare() throws(SyncError) {
+    func prepare() throws(SyncError) {
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         } catch {
@@ -62,7 +62,7 @@ public struct SyncDirectory: Sendable, Equatable {
 
     /// What `prepare` would refuse, found without creating anything (`--dry-run`): DIR or its state directory
     /// there but no directory, or one that cannot be written. Nothing there yet is fine: `prepare` would make it.
-    public func checkWithoutPreparing() throws(SyncError) {
+    func checkWithoutPreparing() throws(SyncError) {
         for (path, follow) in [(root, true), (stateDirectory, false)] {
             var info = stat()
             guard (follow ? stat(path, &info) : lstat(path, &info)) == 0 else {
@@ -81,7 +81,7 @@ public struct SyncDirectory: Sendable, Equatable {
     /// Removes everything in the temporary directory: only the agent writes there, and a file left there is
     /// a write that never got renamed into place.
     @discardableResult
-    public func removeStaleTemporaryFiles() -> Int {
+    func removeStaleTemporaryFiles() -> Int {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory) else { return 0 }
         var removed = 0
         for name in names where unlink(temporaryDirectory + "/" + name) == 0 { removed += 1 }

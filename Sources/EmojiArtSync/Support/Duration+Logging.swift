@@ -1,6 +1,6 @@
 extension Duration {
     /// Seconds with one decimal, e.g. `4.2s`, for messages.
-    public var secondsText: String {
+    var secondsText: String {
         PlainText.fixed(seconds, digits: 1) + "s"
     }
 

@@ -9,7 +9,7 @@ public enum EmojiArtSyncVersion {
 
     /// The commit the binary was built from (`git describe --always --dirty` when the Makefile built it), or
     /// nil for a build that was not told (a plain `swift build`).
-    public static var commit: String? {
+    static var commit: String? {
         let commit = String(cString: emojiart_build_commit())
         return commit.isEmpty ? nil : commit
     }

@@ -5,10 +5,10 @@ import CCrypto
 ///
 /// A value type you feed bytes to (`update`) and then `finalize`; `hex(of:)` is the one-shot form. Pure work,
 /// so callers run it off the actors.
-public struct SHA256Digest: ~Copyable {
+struct SHA256Digest: ~Copyable {
     private let context: OpaquePointer
 
-    public init() {
+    init() {
         // EVP_MD_CTX_new only fails when malloc does; the process cannot go on without memory anyway.
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
         self.context = context
@@ -17,13 +17,13 @@ public struct SHA256Digest: ~Copyable {
 
     deinit { EVP_MD_CTX_free(context) }
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         EVP_DigestUpdate(context, base, bytes.count)
     }
 
     /// The 32-byte digest of everything fed so far.
-    public consuming func finalize() -> [UInt8] {
+    consuming func finalize() -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         _ = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
@@ -31,19 +31,19 @@ public struct SHA256Digest: ~Copyable {
     }
 
     /// The 32-byte digest of `bytes`.
-    public static func bytes(of bytes: [UInt8]) -> [UInt8] {
+    static func bytes(of bytes: [UInt8]) -> [UInt8] {
         var digest = SHA256Digest()
         bytes.withUnsafeBytes { digest.update($0) }
         return digest.finalize()
     }
 
     /// Lowercase hex SHA-256 of `bytes`.
-    public static func hex(of bytes: [UInt8]) -> String {
+    static func hex(of bytes: [UInt8]) -> String {
         hexString(Self.bytes(of: bytes))
     }
 
     /// Lowercase hex of `bytes`.
-    public static func hexString(_ bytes: [UInt8]) -> String {
+    static func hexString(_ bytes: [UInt8]) -> String {
         let table = Array("0123456789abcdef".utf8)
         var hex = [UInt8]()
         hex.reserveCapacity(bytes.count * 2)

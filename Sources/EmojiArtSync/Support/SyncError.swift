@@ -29,15 +29,15 @@ public struct SyncError: Error, Sendable, CustomStringConvertible {
     /// A sentence for the log, e.g. `cannot create DIR/.emojiart-sync: Permission denied (open, errno 13)`.
     public let message: String
     /// The failed system call's name, when `code == .system`.
-    public let call: String?
+    let call: String?
     /// The failed system call's errno, when `code == .system`.
-    public let errnoValue: Int32?
+    let errnoValue: Int32?
     /// The path the failure concerns, if any.
     public let path: String?
     /// The error underneath, if this one wraps another.
-    public let underlying: (any Error)?
+    let underlying: (any Error)?
 
-    public init(
+    init(
         _ code: Code, _ message: String, call: String? = nil, errno: Int32? = nil, path: String? = nil,
         underlying: (any Error)? = nil
     ) {

@@ -8,7 +8,7 @@ extension AgentStatus {
     /// The one line `systemctl status` shows (`STATUS=`): assets ok, missing and failing, repairs, and the
     /// last feed poll (local time and result). Changes only when one of those does, not every second.
     /// Before the first feed has come, there is nothing to count yet: `reading the feed (first poll under way)`.
-    public var systemdStatusLine: String {
+    var systemdStatusLine: String {
         if lastPoll == nil && assets.total == 0 { return "reading the feed (first poll under way)" }
         var line = "\(assets.ok) ok, \(assets.missing) missing, \(assets.failing) failing of \(assets.total) assets"
         line += "; \(repairs) repairs"

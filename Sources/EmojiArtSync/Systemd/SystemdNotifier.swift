@@ -15,13 +15,13 @@ import Glibc
 /// by systemd's timeouts, not by us.
 public final class SystemdNotifier: Sendable {
     /// Where notifications go; nil when not started by systemd with `Type=notify`.
-    public let socket: UnixSocketAddress?
+    let socket: UnixSocketAddress?
     /// The watchdog to keep fed; nil when off.
-    public let watchdog: SystemdWatchdog?
+    let watchdog: SystemdWatchdog?
     private let lastStatus = Mutex<String?>(nil)
 
     /// A notifier for `socket` (nil: a notifier that does nothing) and `watchdog`.
-    public init(socket: UnixSocketAddress?, watchdog: SystemdWatchdog? = nil) {
+    init(socket: UnixSocketAddress?, watchdog: SystemdWatchdog? = nil) {
         self.socket = socket
         self.watchdog = socket == nil ? nil : watchdog
     }
@@ -34,7 +34,7 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// `READY=1`: start-up is done (with a first `STATUS=` line when given).
-    public func ready(status: String? = nil) {
+    func ready(status: String? = nil) {
         var fields = ["READY=1"]
         if let status {
             fields.append("STATUS=\(Self.oneLine(status))")
@@ -44,7 +44,7 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// `RELOADING=1` with `MONOTONIC_USEC=`, as `Type=notify-reload` expects; follow with `ready()`.
-    public func reloading() {
+    func reloading() {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let microseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
@@ -52,7 +52,7 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// `STOPPING=1`: a graceful stop has begun.
-    public func stopping() {
+    func stopping() {
         send(["STOPPING=1"])
     }
 
@@ -68,7 +68,7 @@ public final class SystemdNotifier: Sendable {
 
     /// Sends `WATCHDOG=1` every half watchdog period, after `probe` returns (so a wedged agent stops pinging
     /// and systemd restarts it), until the task is cancelled. Returns at once when the watchdog is off.
-    public func feedWatchdog(probe: @Sendable () async -> Void) async {
+    func feedWatchdog(probe: @Sendable () async -> Void) async {
         guard let watchdog else { return }
         while !Task.isCancelled {
             await probe()

@@ -10,7 +10,7 @@ public struct SystemdWatchdog: Sendable, Equatable {
     public let timeout: Duration
 
     /// How often to ping: half the timeout.
-    public var pingInterval: Duration { timeout / 2 }
+    var pingInterval: Duration { timeout / 2 }
 
     /// The watchdog from the environment, or nil when it is off: `WATCHDOG_USEC` unset, zero or unreadable,
     /// or `WATCHDOG_PID` naming another process (the variables were inherited, not meant for us).

@@ -21,10 +21,10 @@ public struct UnixSocketAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether the address lives in the abstract namespace (no file behind it).
-    public var isAbstract: Bool { description.hasPrefix("@") }
+    var isAbstract: Bool { description.hasPrefix("@") }
 
     /// Calls `body` with the encoded address and its length, as `bind(2)`, `connect(2)` and `sendto(2)` take it.
-    public func withSocketAddress<Result>(
+    func withSocketAddress<Result>(
         _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> Result
     ) rethrows -> Result {
         var address = sockaddr_un()

@@ -9,7 +9,7 @@ import Musl
 /// (`rm -rf DIR`, perhaps followed by `mkdir DIR`), moved away (`mv DIR DIR.old`), replaced by a symbolic link
 /// to elsewhere, or its state directory removed. DIR is followed if it is a symbolic link from the start, so a
 /// link that is there all along is fine; one that replaces DIR points at another directory, and that counts.
-public struct DirectoryIdentity: Sendable, Equatable {
+struct DirectoryIdentity: Sendable, Equatable {
     private struct FileID: Equatable {
         var device: UInt64
         var inode: UInt64
@@ -19,7 +19,7 @@ public struct DirectoryIdentity: Sendable, Equatable {
     private let state: FileID
 
     /// The identity of `directory` now; nil when DIR or its state directory cannot be `stat`ed.
-    public init?(of directory: SyncDirectory) {
+    init?(of directory: SyncDirectory) {
         guard case .found(let root) = Self.id(of: directory.root),
               case .found(let state) = Self.id(of: directory.stateDirectory)
         else { return nil }
@@ -28,7 +28,7 @@ public struct DirectoryIdentity: Sendable, Equatable {
     }
 
     /// Why `directory` is no longer the folder this identity was taken of, in words for the log; nil while it is.
-    public func change(in directory: SyncDirectory) -> String? {
+    func change(in directory: SyncDirectory) -> String? {
         switch Self.id(of: directory.root) {
         // A path that is no longer there says nothing of how it went: `mv DIR DIR.old` and `rm -rf DIR` both
         // leave it missing (inotify tells them apart when its event comes first: WatchService).

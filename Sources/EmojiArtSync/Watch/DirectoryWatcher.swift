@@ -32,7 +32,7 @@ import Synchronization
 /// }
 /// // The stream finished: DIR is gone (the agent stops), or the watcher failed (see `failure`).
 /// ```
-public final class DirectoryWatcher: Sendable {
+final class DirectoryWatcher: Sendable {
     /// The events asked of the kernel, each for a reason:
     /// - ``InotifyMask/closeWrite``: a writer finished; the file is complete and can be verified now.
     /// - ``InotifyMask/modify``: contents changed in place (`write`, `truncate`, `open` with `O_TRUNC`),
@@ -49,13 +49,13 @@ public final class DirectoryWatcher: Sendable {
     /// - ``InotifyMask/onlyDirectory``: fail with `ENOTDIR` instead of watching a plain file by mistake.
     /// - ``InotifyMask/excludeUnlinked``: after a file is unlinked, stop reporting events from someone
     ///   who still holds it open; they no longer concern anything in DIR.
-    public static let watchMask: InotifyMask = [
+    static let watchMask: InotifyMask = [
         .closeWrite, .modify, .attrib, .create, .delete, .movedFrom, .movedTo,
         .deleteSelf, .moveSelf, .onlyDirectory, .excludeUnlinked,
     ]
 
     /// The watched directory, as given.
-    public let path: String
+    let path: String
 
     /// The reader thread's name, `dirwatch-N` with N counting watchers in this process, as shown in
     /// `/proc/self/task/*/comm` and `top -H`: tells watchers' threads apart when debugging, and lets
@@ -75,11 +75,11 @@ public final class DirectoryWatcher: Sendable {
     /// ``InotifyMask/ignored`` or ``InotifyMask/unmount`` (see ``WatchEvent/endsWatch``): then the
     /// watch is gone or no longer means `path`, and the caller decides what follows (the agent stops with exit
     /// status 1).
-    public let events: AsyncStream<[WatchEvent]>
+    let events: AsyncStream<[WatchEvent]>
 
     /// Why the stream ended early, if `poll` or `read` failed; nil otherwise (also after a normal stop
     /// or the end of the watched directory).
-    public var failure: WatchError? { readerFailure.value }
+    var failure: WatchError? { readerFailure.value }
 
     /// The inotify instance (`inotify_init1`); closed by ``stop()``.
     private let inotifyDescriptor: Int32
@@ -107,7 +107,7 @@ public final class DirectoryWatcher: Sendable {
     /// ``WatchError/Kind/watchLimit`` whose message names `fs.inotify.max_user_watches`, its value, and
     /// how to raise it (`sysctl -w fs.inotify.max_user_watches=N`, or a file in /etc/sysctl.d/).
     /// Nothing is left open when it throws.
-    public init(path: String) throws(WatchError) {
+    init(path: String) throws(WatchError) {
         // Non-blocking, so a read after a spurious wake-up returns EAGAIN instead of hanging the thread;
         // close-on-exec, so child processes do not inherit the descriptor.
         let inotifyDescriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -169,7 +169,7 @@ public final class DirectoryWatcher: Sendable {
     /// Idempotent and safe from any thread; returns only after the thread has exited, also when
     /// another thread's call is doing the work. It blocks the caller for as long as the reader takes
     /// to notice the wake-up (microseconds: it is parked in `poll`), so calling it from a task is fine.
-    public func stop() {
+    func stop() {
         thread.withLock { thread in
             guard let running = thread else { return }
             thread = nil
@@ -188,7 +188,7 @@ public final class DirectoryWatcher: Sendable {
     /// such as a task cancellation handler (the reader's last `yield` may need the very task whose handler is
     /// running, so joining there would deadlock). Call ``stop()`` afterwards, outside the handler, to release
     /// the descriptors. If a `stop()` is already under way this does nothing: that call ends the thread.
-    public func requestStop() {
+    func requestStop() {
         _ = thread.withLockIfAvailable { thread in
             if thread != nil { wake.signal() }
         }

@@ -9,9 +9,9 @@ import Musl
 /// ``kind`` is for code (`switch error.kind`: recreate a missing directory, give up on a file that is
 /// not a directory), ``message`` is a sentence for the log that says what to do. For failed system
 /// calls ``call`` names the C function, ``errnoValue`` its errno and ``path`` the directory.
-public struct WatchError: Error, Sendable, CustomStringConvertible {
+struct WatchError: Error, Sendable, CustomStringConvertible {
     /// The category of failure.
-    public enum Kind: String, Sendable, Hashable {
+    enum Kind: String, Sendable, Hashable {
         /// `inotify_init1` failed with `EMFILE`: the user's inotify instances
         /// (`fs.inotify.max_user_instances`) or the process's file descriptors are used up.
         case instanceLimit
@@ -27,19 +27,19 @@ public struct WatchError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The category of failure.
-    public let kind: Kind
+    let kind: Kind
     /// One or two sentences for a person reading the log.
-    public let message: String
+    let message: String
     /// The C function that failed: `inotify_init1`, `inotify_add_watch`, `eventfd`, `pthread_create`,
     /// `read` or `poll`.
-    public let call: String
+    let call: String
     /// The failed call's errno (or, for `pthread_create`, its returned error number).
-    public let errnoValue: Int32
+    let errnoValue: Int32
     /// The directory the watcher was for.
-    public let path: String
+    let path: String
 
     /// Creates an error; inside the module prefer the factories below, which write the message.
-    public init(kind: Kind, message: String, call: String, errno: Int32, path: String) {
+    init(kind: Kind, message: String, call: String, errno: Int32, path: String) {
         self.kind = kind
         self.message = message
         self.call = call
@@ -48,7 +48,7 @@ public struct WatchError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The message, then the call and errno: `... (inotify_add_watch, errno 28)`.
-    public var description: String {
+    var description: String {
         "\(message) (\(call), errno \(errnoValue))"
     }
 }

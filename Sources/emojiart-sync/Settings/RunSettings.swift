@@ -192,34 +192,31 @@ struct RunSettings {
     }
 
     /// The agent's configuration. Log lines go to stderr unless `--quiet`, or unless a progress line is
-    /// drawn there instead (`--once` on a terminal).
-    func agentConfiguration(progressLine: ProgressLine?) -> AgentConfiguration {
+    /// drawn there instead (`drawsProgress`: `--once` on a terminal).
+    func agentConfiguration(drawsProgress: Bool) -> AgentConfiguration {
         var configuration = AgentConfiguration(directory: SyncDirectory(directory))
-        configuration.server = server
-        configuration.concurrency = concurrency
         configuration.memoryLimit = memoryLimit
-        configuration.maxBodySize = maxBodySize
-        configuration.verification = verify
-        configuration.retries = retries
-        configuration.logFile = logFile
-        configuration.writesLogFile = writesLogFile
-        configuration.logRotation = logRotation
-        configuration.logLevel = logLevel
-        configuration.logFormat = logFormat
-        configuration.logToStandardError = !quiet && progressLine == nil
-        configuration.pollInterval = .seconds(interval)
-        configuration.maxDeletePercent = maxDelete
-        configuration.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval)
         configuration.metricsListen = metricsListen
-        configuration.caCertificateFile = caCert
-        configuration.connectTimeout = connectTimeout
-        configuration.stallTimeout = stallTimeout
-        configuration.maxRetryAfter = maxRetryAfter
-        configuration.bandwidthLimit = bwlimit
-        configuration.httpVersion = httpVersion
-        if let progressLine {
-            configuration.onProgress = { progressLine.update($0) }
-        }
+        configuration.http.server = server
+        configuration.http.concurrency = concurrency
+        configuration.http.maxBodySize = maxBodySize
+        configuration.http.connectTimeout = connectTimeout
+        configuration.http.stallTimeout = stallTimeout
+        configuration.http.caCertificateFile = caCert
+        configuration.http.retries = retries
+        configuration.http.maxRetryAfter = maxRetryAfter
+        configuration.http.bandwidthLimit = bwlimit
+        configuration.http.version = httpVersion
+        configuration.logging.level = logLevel
+        configuration.logging.file = logFile
+        configuration.logging.writesFile = writesLogFile
+        configuration.logging.rotation = logRotation
+        configuration.logging.format = logFormat
+        configuration.logging.toStandardError = !quiet && !drawsProgress
+        configuration.schedule.pollInterval = .seconds(interval)
+        configuration.schedule.scrubInterval = scrubInterval == 0 ? nil : .seconds(scrubInterval)
+        configuration.safety.verification = verify
+        configuration.safety.maxDeletePercent = maxDelete
         return configuration
     }
 }

@@ -1,4 +1,4 @@
-import EmojiArtSync
+@testable import EmojiArtSync
 @testable import emojiart_sync
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Logging
 import TestSupport
@@ -61,7 +61,7 @@ struct BackgroundAgentTests {
         let gallery = try await GalleryFixture(count: 9)
         let dir = TemporaryDirectory("noloop")
         // Debug: an unchanged feed's poll (a 304) is logged at that level, and the test counts polls.
-        let agent = try await gallery.startAgent(dir: dir) { $0.logLevel = .debug }
+        let agent = try await gallery.startAgent(dir: dir) { $0.logging.level = .debug }
         // A second poll has rechecked every file after the inotify events of the agent's own writes.
         #expect(await eventually { pollLines(dir) >= 1 })
         await agent.keeper.pollNow()
@@ -87,9 +87,9 @@ struct BackgroundAgentTests {
     @Test func aBurstOfDeletionsLargerThanTheAccessWindowAllComeBack() async throws {
         let gallery = try await GalleryFixture(count: 400, imageSize: .small)
         let dir = TemporaryDirectory("burst")
-        let agent = try await gallery.startAgent(dir: dir) { $0.concurrency = 2 }
+        let agent = try await gallery.startAgent(dir: dir) { $0.http.concurrency = 2 }
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.concurrency = 2
+        configuration.http.concurrency = 2
         let victims = Array(gallery.validNumbers.prefix(300))
         #expect(victims.count > 2 * configuration.accessWindow)
         for n in victims { unlink(dir.file("gallery_image_\(n).png")) }
@@ -105,7 +105,7 @@ struct BackgroundAgentTests {
         await probe.stop()
         let dir = TemporaryDirectory("down")
         var configuration = try probe.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
+        configuration.schedule.pollInterval = .seconds(3600)
         let agent = try await RunningAgent(configuration)
         // The agent has tried the feed and failed: it is in its retry loop when the gallery comes up.
         #expect(await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=failed") } })
@@ -140,14 +140,14 @@ struct BackgroundAgentTests {
         // The gallery comes back with 3 of its 9 items: 6 of 9 (66%) would go, over the default 50%.
         let smaller = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: port, count: 3))
         _ = try await smaller.start()
-        let guarded = try await RunningAgent({ var c = try gallery.configuration(dir: dir.path); c.pollInterval = .seconds(3600); return c }())
+        let guarded = try await RunningAgent({ var c = try gallery.configuration(dir: dir.path); c.schedule.pollInterval = .seconds(3600); return c }())
         #expect(await eventually { logLines(dir.path).contains { $0.contains("event=delete_guard") && $0.contains("would_delete=6") } })
         #expect((4...9).allSatisfy { FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) })
         #expect(await guarded.stop() == .success)
 
         // The user confirms with --max-delete 100: the six go, the user's file stays.
         try writeBytes(Array("mine".utf8), to: dir.file("mine.txt"))
-        let allowed = try await RunningAgent({ var c = try gallery.configuration(dir: dir.path); c.maxDeletePercent = 100; c.pollInterval = .seconds(3600); return c }())
+        let allowed = try await RunningAgent({ var c = try gallery.configuration(dir: dir.path); c.safety.maxDeletePercent = 100; c.schedule.pollInterval = .seconds(3600); return c }())
         #expect(await eventually { (4...9).allSatisfy { !FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) } })
         #expect((1...3).allSatisfy { FileManager.default.fileExists(atPath: dir.file("gallery_image_\($0).png")) })
         #expect(readBytes(dir.file("mine.txt")) == Array("mine".utf8))

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -18,7 +18,7 @@ struct ColdSyncRepairTests {
         let gallery = try await GalleryFixture(count: 200, imageSize: .small)
         let dir = TemporaryDirectory("cold-repair")
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
+        configuration.schedule.pollInterval = .seconds(3600)
         let agent = try await RunningAgent(configuration)
         // The first file the sync stores (a file committed alone, as the first one is) is deleted at once.
         var first: String?

@@ -1,7 +1,7 @@
 import CurlHTTP
 import Foundation
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Synchronization
 import TestSupport
 import Testing

@@ -73,7 +73,7 @@ struct RescanTests {
         let gallery = try await GalleryFixture(count: 40, imageSize: .small)
         let dir = TemporaryDirectory("rescan-pages")
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
+        configuration.schedule.pollInterval = .seconds(3600)
         let agent = try await SyncAgent(configuration: configuration)
         _ = try await agent.syncOnce()
         let keeper = await MirrorKeeper(

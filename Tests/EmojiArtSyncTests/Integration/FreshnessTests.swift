@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Logging
 import TestSupport
@@ -48,7 +48,7 @@ struct FreshnessTests {
     @Test func anUnchangedFeedEndsThePollAtIts304() async throws {
         let gallery = try await GalleryFixture(count: 5)
         let dir = TemporaryDirectory("poll-304")
-        let agent = try await gallery.startAgent(dir: dir) { $0.logLevel = .debug }
+        let agent = try await gallery.startAgent(dir: dir) { $0.logging.level = .debug }
         let polled = await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=ok") } }
         try #require(polled)
         let images = gallery.server.imageRequestCount

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Logging
 import TestSupport
@@ -71,8 +71,8 @@ struct LogVolumeTests {
         let gallery = try await GalleryFixture(count: 10, imageSize: .small)  // item 10 answers with a JSON error
         let dir = TemporaryDirectory("log-retry")
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.logLevel = .debug
-        configuration.retryPolicy = RetryPolicy(base: .milliseconds(100), cap: .milliseconds(200), unusableAnswer: .milliseconds(200))
+        configuration.logging.level = .debug
+        configuration.http.retryPolicy = RetryPolicy(base: .milliseconds(100), cap: .milliseconds(200), unusableAnswer: .milliseconds(200))
         let agent = try await RunningAgent(configuration)
         func failed() -> [String] { (assetLines(logLines(dir.path))["key=/gallery/image?10"] ?? []).filter { $0.contains("result=failed") } }
         // Retried until asked again twice: each answer the same JSON, each a failure like the first.

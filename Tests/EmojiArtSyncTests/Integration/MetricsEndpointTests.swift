@@ -1,6 +1,6 @@
 import CurlHTTP
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing

@@ -1,6 +1,6 @@
 import CurlHTTP
 import EmbeddedHTTP
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Prometheus
 import TestSupport

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -112,7 +112,7 @@ struct OnceSyncTests {
 
         // Once the record's time is up, they are asked for again.
         // (With no wait at all, a duplicate entry of the same pass may ask once more: at least once, then.)
-        _ = try await gallery.syncOnce(dir: dir.path) { $0.retryPolicy = RetryPolicy(unusableAnswer: .zero) }
+        _ = try await gallery.syncOnce(dir: dir.path) { $0.http.retryPolicy = RetryPolicy(unusableAnswer: .zero) }
         #expect(gallery.errorNumbers.allSatisfy { gallery.server.requestCount(path: "/gallery/image?\($0)") >= 1 })
         await gallery.stop()
 
@@ -129,7 +129,7 @@ struct OnceSyncTests {
         let gallery = try await GalleryFixture(count: 9, faults: faults)
         let dir = TemporaryDirectory("faults")
         let report = try await gallery.syncOnce(dir: dir.path) { configuration in
-            configuration.maxBodySize = 1 << 20
+            configuration.http.maxBodySize = 1 << 20
         }
         await gallery.stop()
         let failed = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.key.rawValue, $0.reason) })
@@ -162,7 +162,7 @@ struct OnceSyncTests {
         let dir = TemporaryDirectory("dead")
         var configuration = try gallery.configuration(dir: dir.path)
         await gallery.stop()
-        configuration.connectTimeout = .seconds(1)
+        configuration.http.connectTimeout = .seconds(1)
         let agent = try await SyncAgent(configuration: configuration)
         defer { agent.shutdown() }
         await #expect(throws: (any Error).self) { try await agent.syncOnce() }

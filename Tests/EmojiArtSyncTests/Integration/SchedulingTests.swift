@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -63,8 +63,8 @@ struct SchedulingTests {
         let concurrency = 4
         gallery.server.holdImageRequests(untilAnswering: 2)
         let report = try await gallery.syncOnce(dir: dir.path) { configuration in
-            configuration.concurrency = concurrency
-            configuration.retries = 0
+            configuration.http.concurrency = concurrency
+            configuration.http.retries = 0
         }
         await gallery.stop()
         #expect(report.entries == 900)

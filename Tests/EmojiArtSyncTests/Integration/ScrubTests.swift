@@ -114,8 +114,8 @@ struct ScrubTests {
         let out = TemporaryDirectory("scrub-large-out")
         let address = try ServerAddress(server.origin)
         let report = try await gallery.syncOnce(dir: dir.path) { configuration in
-            configuration.server = address
-            configuration.maxBodySize = AgentConfiguration(directory: configuration.directory).maxBodySize
+            configuration.http.server = address
+            configuration.http.maxBodySize = AgentConfiguration(directory: configuration.directory).http.maxBodySize
         }
         #expect(report.isComplete, "\(report.failures)")
         let path = dir.file("gallery_image_2.png")

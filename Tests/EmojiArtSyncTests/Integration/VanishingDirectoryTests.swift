@@ -1,4 +1,4 @@
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Synchronization
 import TestSupport
@@ -33,7 +33,7 @@ struct VanishingDirectoryTests {
         let parent = TemporaryDirectory("vanish")
         let dirPath = parent.file("emoji")
         var configuration = try gallery.configuration(dir: dirPath)
-        configuration.pollInterval = .seconds(3600)
+        configuration.schedule.pollInterval = .seconds(3600)
         let agent = try await RunningAgent(configuration)
         let ended = Mutex<EmojiArtSync.ExitStatus?>(nil)
         let watcher = Task {

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -16,7 +16,7 @@ struct WatcherChecksTests {
         let gallery = try await GalleryFixture(count: 300, imageSize: .small)
         let dir = TemporaryDirectory("watcher-checks")
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
+        configuration.schedule.pollInterval = .seconds(3600)
         let agent = try await RunningAgent(configuration)
         #expect(await eventually { gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) } })
         let keeper = agent.keeper

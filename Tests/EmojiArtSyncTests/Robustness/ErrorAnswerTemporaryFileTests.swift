@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -16,7 +16,7 @@ struct ErrorAnswerTemporaryFileTests {
         // while it is held, the agent has sent it and has no answer yet.
         gallery.server.holdImageRequests(untilAnswering: 2, timeout: .seconds(50))
         let path = dir.path
-        let run = Task { try await gallery.syncOnce(dir: path) { $0.retries = 0 } }
+        let run = Task { try await gallery.syncOnce(dir: path) { $0.http.retries = 0 } }
         let sent = await eventually(timeout: .seconds(30)) { gallery.server.imageRequestCount >= 1 }
         #expect(sent, "the agent never asked for the image")
         #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "a temporary file exists before any byte of a body came")

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Logging
 import TestSupport
@@ -38,7 +38,7 @@ struct NetworkFaultTests {
         let port = try gallery.port()
         let dir = TemporaryDirectory("outage")
         let agent = try await gallery.startAgent(dir: dir) {
-            $0.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
+            $0.http.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
         }
         let synced = Self.assetFiles(dir)
         #expect(synced.count == 9)
@@ -112,7 +112,7 @@ struct NetworkFaultTests {
         let address = try ServerAddress(server.origin)
         let dir = TemporaryDirectory("reset")
 
-        let report = try await gallery.syncOnce(dir: dir.path) { $0.server = address }
+        let report = try await gallery.syncOnce(dir: dir.path) { $0.http.server = address }
         #expect(report.failures.map(\.key.rawValue) == ["/gallery/image?3"])
         let reason = report.failures.first?.reason ?? ""
         #expect(reason.contains("connection to 127.0.0.1:\(server.port) broke during \(server.origin)/gallery/image?3"), "\(reason)")
@@ -123,7 +123,7 @@ struct NetworkFaultTests {
         #expect([1, 2, 4, 5, 6].allSatisfy { gallery.isMirrored($0, in: dir) }, "the rest of the gallery synced")
 
         misbehave.set(false)
-        let next = try await gallery.syncOnce(dir: dir.path) { $0.server = address }
+        let next = try await gallery.syncOnce(dir: dir.path) { $0.http.server = address }
         #expect(next.isComplete)
         #expect((1...6).allSatisfy { gallery.isMirrored($0, in: dir) })
         #expect(server.targets.filter { $0 == "/gallery/image?3" }.count == 2)
@@ -151,7 +151,7 @@ struct NetworkFaultTests {
         let address = try ServerAddress(server.origin)
         let dir = TemporaryDirectory("content-length")
 
-        let report = try await gallery.syncOnce(dir: dir.path) { $0.server = address }
+        let report = try await gallery.syncOnce(dir: dir.path) { $0.http.server = address }
         let failed = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.key.rawValue, $0.reason) })
         #expect(Set(failed.keys) == ["/gallery/image?2", "/gallery/image?4"])
         #expect(failed["/gallery/image?2"]?.contains("transfer ended early: got \(longer.count) of \(longer.count + 100) bytes") == true, "\(failed)")
@@ -163,7 +163,7 @@ struct NetworkFaultTests {
         #expect([1, 3, 5, 6].allSatisfy { gallery.isMirrored($0, in: dir) })
 
         misbehave.set(false)
-        let next = try await gallery.syncOnce(dir: dir.path) { $0.server = address }
+        let next = try await gallery.syncOnce(dir: dir.path) { $0.http.server = address }
         #expect(next.isComplete, "\(next.failures)")
         #expect((1...6).allSatisfy { gallery.isMirrored($0, in: dir) })
         await gallery.stop()
@@ -192,7 +192,7 @@ struct NetworkFaultTests {
         let address = try ServerAddress(front.origin)
         let dir = TemporaryDirectory("redirect")
 
-        let report = try await gallery.syncOnce(dir: dir.path) { $0.server = address }
+        let report = try await gallery.syncOnce(dir: dir.path) { $0.http.server = address }
         #expect(report.failures.map(\.key.rawValue) == ["/gallery/image?3"])
         let reason = report.failures.first?.reason ?? ""
         #expect(reason.contains("HTTP 302 from \(front.origin)/gallery/image?3"), "\(reason)")
@@ -203,7 +203,7 @@ struct NetworkFaultTests {
 
         redirectFeed.set(true)
         let error = await #expect(throws: (any Error).self) {
-            _ = try await gallery.syncOnce(dir: dir.path) { $0.server = address }
+            _ = try await gallery.syncOnce(dir: dir.path) { $0.http.server = address }
         }
         let message = error.map { String(describing: $0) } ?? ""
         #expect(message.contains("HTTP 301 from \(front.origin)/gallery/images"), "\(message)")
@@ -223,7 +223,7 @@ struct NetworkFaultTests {
         let gallery = try await GalleryFixture(count: 9)
         let dir = TemporaryDirectory("huge-feed")
         // Debug: the recovery below is a 304 poll, logged at that level.
-        let agent = try await gallery.startAgent(dir: dir) { $0.logLevel = .debug }
+        let agent = try await gallery.startAgent(dir: dir) { $0.logging.level = .debug }
         let synced = Self.assetFiles(dir)
 
         let huge = pathLongerThanTheFeedLimit()

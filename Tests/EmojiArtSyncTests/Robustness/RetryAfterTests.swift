@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -25,7 +25,7 @@ struct RetryAfterTests {
         let gallery = try await GalleryFixture(count: 3, faults: GalleryFaults(imageFaults: [2: .throttle(throttle)]))
         let dir = TemporaryDirectory("retry-after")
         // One retry: before this change it came 250 ms after the answer that asked for 2 s.
-        let report = try await gallery.syncOnce(dir: dir.path) { $0.retries = 1 }
+        let report = try await gallery.syncOnce(dir: dir.path) { $0.http.retries = 1 }
         #expect(report.isComplete, "the retry after the wait got the image")
         let times = gallery.server.requestTimes(path: "/gallery/image?2")
         try #require(times.count == 2, "one throttled request, one after the window: \(times.count)")
@@ -43,8 +43,8 @@ struct RetryAfterTests {
         let gallery = try await GalleryFixture(count: 3, faults: GalleryFaults(imageFaults: [2: .throttle(throttle)]))
         let dir = TemporaryDirectory("retry-after-cap")
         let report = try await gallery.syncOnce(dir: dir.path) {
-            $0.retries = 1
-            $0.maxRetryAfter = .seconds(1)
+            $0.http.retries = 1
+            $0.http.maxRetryAfter = .seconds(1)
         }
         #expect(report.failures.map(\.key.rawValue) == ["/gallery/image?2"], "still throttled after the capped wait")
         let times = gallery.server.requestTimes(path: "/gallery/image?2")

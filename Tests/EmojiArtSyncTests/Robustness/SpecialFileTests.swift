@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Logging
 import TestSupport
@@ -103,8 +103,8 @@ struct SpecialFileTests {
         let dir = TemporaryDirectory("special-agent")
         let obstacles = try Obstacles(in: dir, gallery: gallery)
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
-        configuration.logLevel = .debug  // an unchanged feed's poll (a 304) is logged at that level; polls are counted
+        configuration.schedule.pollInterval = .seconds(3600)
+        configuration.logging.level = .debug  // an unchanged feed's poll (a 304) is logged at that level; polls are counted
         let agent = try await RunningAgent(configuration)
         #expect(await eventually { (5...9).allSatisfy { gallery.isMirrored($0, in: dir) } })
         #expect(await eventually { pollLines(dir) >= 1 })

@@ -1,6 +1,6 @@
 import CPNG
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -86,14 +86,14 @@ struct StreamedBodyTests {
         let address = try ServerAddress(server.origin)
         let dir = TemporaryDirectory("refresh-large")
         let path = dir.file("gallery_image_2.png")
-        let defaults = AgentConfiguration(directory: SyncDirectory(dir.path)).maxBodySize
-        let first = try await gallery.syncOnce(dir: dir.path) { $0.server = address }
+        let defaults = AgentConfiguration(directory: SyncDirectory(dir.path)).http.maxBodySize
+        let first = try await gallery.syncOnce(dir: dir.path) { $0.http.server = address }
         #expect(first.isComplete && readBytes(path) == gallery.server.imageBytes(2), "\(first.failures)")
 
         round.increment()
         let refreshed = try await gallery.syncOnce(dir: dir.path) { configuration in
-            configuration.server = address
-            configuration.maxBodySize = defaults
+            configuration.http.server = address
+            configuration.http.maxBodySize = defaults
         }
         #expect(refreshed.isComplete, "\(refreshed.failures)")
         #expect(readBytes(path).map(SHA256Digest.hex(of:)) == SHA256Digest.hex(of: large), "the refreshed bytes are the new ones")
@@ -102,8 +102,8 @@ struct StreamedBodyTests {
 
         round.increment()
         let capped = try await gallery.syncOnce(dir: dir.path) { configuration in
-            configuration.server = address
-            configuration.maxBodySize = 1 << 20
+            configuration.http.server = address
+            configuration.http.maxBodySize = 1 << 20
         }
         // A refresh's failure is logged (the pass's report lists accesses, not refreshes).
         #expect(logLines(dir.path).contains { $0.contains("key=/gallery/image?2") && $0.contains("body larger than 1 MiB limit") })
@@ -118,7 +118,7 @@ struct StreamedBodyTests {
     @Test func aBodyThatNeverEndsIsCutAtTheLimitAndLeavesNoFile() async throws {
         let gallery = try await GalleryFixture(count: 4, faults: GalleryFaults(imageFaults: [3: .endless]))
         let dir = TemporaryDirectory("endless-body")
-        let report = try await gallery.syncOnce(dir: dir.path) { $0.maxBodySize = 2 << 20 }
+        let report = try await gallery.syncOnce(dir: dir.path) { $0.http.maxBodySize = 2 << 20 }
         #expect(report.failures.map(\.key.rawValue) == ["/gallery/image?3"])
         #expect(report.failures.first?.reason.contains("body larger than 2 MiB limit") == true, "\(report.failures)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("gallery_image_3.png")))
@@ -152,8 +152,8 @@ extension StreamedBodyTests {
         let address = try ServerAddress(server.origin)
         let dir = TemporaryDirectory("bomb")
         let report = try await gallery.syncOnce(dir: dir.path) { configuration in
-            configuration.server = address
-            configuration.maxBodySize = AgentConfiguration(directory: configuration.directory).maxBodySize
+            configuration.http.server = address
+            configuration.http.maxBodySize = AgentConfiguration(directory: configuration.directory).http.maxBodySize
         }
         #expect(bomb.count < 64 * 1024)
         #expect(report.failures.map(\.key.rawValue) == ["/gallery/image?2"])
@@ -165,8 +165,8 @@ extension StreamedBodyTests {
         // A new directory: the first one has the answer on record as no image, and would not ask again soon.
         let cappedDir = TemporaryDirectory("bomb-capped")
         let capped = try await gallery.syncOnce(dir: cappedDir.path) { configuration in
-            configuration.server = address
-            configuration.maxBodySize = 1 << 20
+            configuration.http.server = address
+            configuration.http.maxBodySize = 1 << 20
         }
         #expect(capped.failures.first?.reason.contains("body larger than 1 MiB limit") == true, "\(capped.failures)")
         #expect(cappedDir.names(in: ".emojiart-sync/tmp").isEmpty)

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -90,9 +90,9 @@ struct WritePathFaultTests {
     /// failed writes within about a second, so recovery follows the condition clearing.
     static func configuration(_ gallery: GalleryFixture, dir: TemporaryDirectory, logs: TemporaryDirectory) throws -> AgentConfiguration {
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
-        configuration.logFile = logs.file("sync.log")
-        configuration.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
+        configuration.schedule.pollInterval = .seconds(3600)
+        configuration.logging.file = logs.file("sync.log")
+        configuration.http.retryPolicy = RetryPolicy(base: .milliseconds(200), cap: .seconds(1), jitter: 0.2)
         return configuration
     }
 

@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Logging
 import TestSupport
@@ -39,11 +39,11 @@ final class GalleryFixture: Sendable {
     /// An agent configuration for `dir` against this gallery: quiet, fast-failing.
     func configuration(dir: String) throws -> AgentConfiguration {
         var configuration = AgentConfiguration(directory: SyncDirectory(dir))
-        configuration.server = try ServerAddress(baseURL)
-        configuration.logToStandardError = false
-        configuration.retries = 0
-        configuration.connectTimeout = .seconds(10)
-        configuration.stallTimeout = .seconds(10)
+        configuration.http.server = try ServerAddress(baseURL)
+        configuration.logging.toStandardError = false
+        configuration.http.retries = 0
+        configuration.http.connectTimeout = .seconds(10)
+        configuration.http.stallTimeout = .seconds(10)
         return configuration
     }
 

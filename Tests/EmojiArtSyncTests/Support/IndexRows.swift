@@ -1,4 +1,4 @@
-import EmojiArtSync
+@testable import EmojiArtSync
 
 /// The names of the files the index of `dir` records: what a test reads once the agent has stopped, to check
 /// the index caught up with DIR.

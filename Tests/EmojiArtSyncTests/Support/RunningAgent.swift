@@ -1,5 +1,5 @@
 import EmojiArtGallery
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 
@@ -32,7 +32,7 @@ extension GalleryFixture {
         dir: TemporaryDirectory, timeout: Duration? = nil, adjust: (inout AgentConfiguration) -> Void = { _ in }
     ) async throws -> RunningAgent {
         var configuration = try configuration(dir: dir.path)
-        configuration.pollInterval = .seconds(3600)
+        configuration.schedule.pollInterval = .seconds(3600)
         adjust(&configuration)
         let agent = try await RunningAgent(configuration)
         let limit = timeout ?? .seconds(30 + count / 10)

@@ -1,4 +1,4 @@
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import Logging
 import Testing

@@ -1,5 +1,5 @@
 import EmojiArtPNG
-import EmojiArtSync
+@testable import EmojiArtSync
 import Synchronization
 import TestSupport
 import Testing

@@ -1,4 +1,4 @@
-import EmojiArtSync
+@testable import EmojiArtSync
 import Foundation
 import TestSupport
 import Testing
@@ -39,8 +39,8 @@ struct LogRotationSafetyTests {
         let dir = TemporaryDirectory("log-symlink-agent")
         try FileManager.default.createSymbolicLink(atPath: dir.file("link.log"), withDestinationPath: dir.file("real.log"))
         var configuration = AgentConfiguration(directory: SyncDirectory(dir.file("mirror")))
-        configuration.logFile = dir.file("link.log")
-        configuration.logToStandardError = false
+        configuration.logging.file = dir.file("link.log")
+        configuration.logging.toStandardError = false
         let agent = try await SyncAgent(configuration: configuration)
         agent.shutdown()
         let text = (try? String(contentsOfFile: dir.file("real.log"), encoding: .utf8)) ?? ""
