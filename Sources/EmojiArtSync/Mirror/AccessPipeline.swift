@@ -174,7 +174,9 @@ public final class AccessPipeline {
     /// when the pass last found it (a repeat listing hashes nothing), else by its key.
     private func answeredFromMemory(_ position: Int32, of listings: Listings, into answer: inout BatchAnswer) -> Bool {
         let key = listings.keys[Int(position)]
-        guard let asset = memory.cachedAsset(for: key, hint: &cacheHints.slots[Int(position)]) else { return false }
+        var hint = cacheHint(at: position, of: listings)
+        defer { keepCacheHint(hint, at: position, of: listings) }
+        guard let asset = memory.cachedAsset(for: key, hint: &hint) else { return false }
         log.access(key, at: FeedPosition(Int(position), version: listings.feedVersion), hit: .memory, size: asset.size)
         answer.answered.append((key, position, .memory, asset.size))
         return true
@@ -201,7 +203,7 @@ public final class AccessPipeline {
         if let seen, catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion) == seen {
             // The file is the one the index records, and nothing changed the row since it was looked at.
             let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
-            cacheHints.slots[Int(position)] = memory.remember(asset)
+            keepCacheHint(memory.remember(asset), at: position, of: listings)
             log.access(key, at: feedPosition, hit: .disk, size: asset.size)
             answer.answered.append((key, position, .disk, asset.size))
             return
@@ -209,7 +211,7 @@ public final class AccessPipeline {
         let look = try index.lookUp(key)
         if let entry = look.entry {
             if let asset = trusted(entry, of: key) {
-                cacheHints.slots[Int(position)] = memory.remember(asset)
+                keepCacheHint(memory.remember(asset), at: position, of: listings)
                 log.access(key, at: feedPosition, hit: .disk, size: asset.size)
                 answer.answered.append((key, position, .disk, asset.size))
                 return
@@ -228,6 +230,18 @@ public final class AccessPipeline {
         }
         let plan = Plan.fetch(unusableOnRecord: look.unusable != nil)
         answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan, position: position))
+    }
+
+    /// The cache slot the key at `position` was last found in, if the hints are still those of `listings`' feed:
+    /// another pass over another feed may have replaced them while this batch waited for io.
+    private func cacheHint(at position: Int32, of listings: Listings) -> Int32 {
+        cacheHints.version == listings.feedVersion && Int(position) < cacheHints.slots.count
+            ? cacheHints.slots[Int(position)] : -1
+    }
+
+    private func keepCacheHint(_ slot: Int32, at position: Int32, of listings: Listings) {
+        guard cacheHints.version == listings.feedVersion, Int(position) < cacheHints.slots.count else { return }
+        cacheHints.slots[Int(position)] = slot
     }
 
     /// `key`'s position in the feed the catalogue keeps now, for the log's count of the lines a pass wrote.
