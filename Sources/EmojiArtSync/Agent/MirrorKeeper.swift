@@ -21,9 +21,13 @@ final class MirrorKeeper {
 
     /// Distinct keys of the last feed that was accepted.
     var feedKeys: [AssetKey] { core.catalogue.keys }
-    /// The next poll accesses every feed entry (each access logged), not only what is missing: true for the
-    /// first poll and after `SIGHUP`.
-    private var fullPassRequested = true
+    /// Full passes asked for (the first poll, then one per `SIGHUP`) and the newest of those requests a finished
+    /// full pass carried out. A poll accesses every feed entry (each access logged), not only what is missing,
+    /// while a request is outstanding. Counted, not a flag, so that a `SIGHUP` arriving while a full pass runs is
+    /// not cleared when that pass ends: the pass read the feed before the request.
+    private var fullPassesAsked = 1
+    private var fullPassesCarriedOut = 0
+    private var fullPassRequested: Bool { fullPassesAsked > fullPassesCarriedOut }
     /// A poll was asked for (`SIGHUP`, DIR recreated, the first one): it runs at the next wake-up, and one asked
     /// for while a poll runs makes one more run right after it.
     private var pollRequested = true
@@ -77,7 +81,7 @@ final class MirrorKeeper {
     /// runs, one more poll runs right after it (requests coalesce, none is lost).
     func pollNow(fullPass: Bool = false) {
         pollRequested = true
-        if fullPass { fullPassRequested = true }
+        if fullPass { fullPassesAsked += 1 }
         alarm.ring()
     }
 
@@ -171,6 +175,8 @@ final class MirrorKeeper {
         if Task.isCancelled { return true }  // the agent is stopping: the next start polls again
         let removal: (removed: Int, refused: Bool, detail: String?)
         let itemsChanged: Bool
+        let fullPass = fullPassRequested
+        let fullPassTicket = fullPassesAsked  // a request made after this line needs a pass of its own
         do {
             let applied = try await FeedApplication(
                 core: core, window: configuration.accessWindow, maxDeletePercent: configuration.safety.maxDeletePercent,
@@ -182,8 +188,8 @@ final class MirrorKeeper {
                 // attempt failed wait for their retry time (`retryDueFailures`), not for every poll.
                 case .fetch(let keys): await repairs.refetch(keys, reason: nil)
                 }
-            }.apply(feed, fullPass: fullPassRequested, comparingOffSilo: true)
-            if fullPassRequested, !Task.isCancelled { fullPassRequested = false }
+            }.apply(feed, fullPass: fullPass, comparingOffSilo: true)
+            if fullPass, !Task.isCancelled { fullPassesCarriedOut = max(fullPassesCarriedOut, fullPassTicket) }
             itemsChanged = applied.itemsChanged
             removal = noteRemoval(applied.removal)
         } catch {
