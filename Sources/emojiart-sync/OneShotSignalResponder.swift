@@ -58,7 +58,7 @@ public final class OneShotSignalResponder: Sendable {
         switch signal {
         case .sigusr1:
             logger.info("purging memory cache", metadata: ["event": "signal", "signal": "SIGUSR1", "action": "purge memory"])
-            let dropped = await agent.core.memory.purge()
+            let dropped = await agent.purgeMemory()
             acknowledge(scope: "memory", entries: dropped.entries, bytes: dropped.bytes, refused: nil)
         case .sigusr2:
             logger.warning("disk purge refused", metadata: [
@@ -69,18 +69,18 @@ public final class OneShotSignalResponder: Sendable {
             logger.info("reopening the log (a one-shot run does not re-poll)", metadata: [
                 "event": "signal", "signal": "SIGHUP", "action": "reopen log",
             ])
-            agent.logSink.reopen()
+            agent.reopenLog()
         case .sigterm, .sigint:
             let number: Int32 = signal == .sigint ? SIGINT : SIGTERM
             let (exchanged, _) = interruption.compareExchange(expected: 0, desired: number, ordering: .acquiringAndReleasing)
             guard exchanged else {
                 logger.warning("second stop signal, exiting at once", metadata: ["event": "signal", "signal": .string("\(signal)")])
-                agent.logSink.flush()
+                agent.flushLog()
                 _exit(128 + number)
             }
             logger.info("stopping the one-shot run", metadata: ["event": "signal", "signal": .string("\(signal)"), "action": "stop"])
             stop()
-            agent.client.shutdown()  // in-flight transfers fail now; the pass ends and cleans up
+            agent.stopTransfers()  // in-flight transfers fail now; the pass ends and cleans up
         default:
             break
         }

@@ -241,7 +241,7 @@ enum RunCommand {
         } onCancel: {
             syncing.cancel()
         }
-        agent.logSink.flush()  // the pass's log lines come before the summary on stderr
+        agent.flushLog()  // the pass's log lines come before the summary on stderr
         switch outcome {
         case .success(let report): progressLine?.finish(summary: ProgressFormat.summary(report))
         case .failure: progressLine?.finish(summary: "sync failed")

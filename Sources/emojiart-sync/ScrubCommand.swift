@@ -58,9 +58,8 @@ struct ScrubCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.fatal.rawValue)
         }
         defer { agent.shutdown() }
-        let scrubber = await Scrubber(core: agent.core, logger: agent.logger)
-        let found = await scrubber.fullPass()
-        agent.logSink.flush()  // the scrub's log lines (stderr) before its summary (stdout)
+        let found = await agent.scrub()
+        agent.flushLog()  // the scrub's log lines (stderr) before its summary (stdout)
         try report(files: found.files, bytes: found.bytes, damaged: found.damaged.map {
             "\(AssetFileName.name(for: $0.key)) (\($0.key), \($0.reason.rawValue))"
         })

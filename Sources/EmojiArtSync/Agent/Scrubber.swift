@@ -9,14 +9,14 @@ import Logging
 /// reads themselves happen on the blocking-I/O pool.
 @SyncActor
 public final class Scrubber {
-    public nonisolated static let defaultInterval: Duration = .seconds(24 * 3600)
-    public nonisolated static let defaultBytesPerSecond = 4 * 1024 * 1024
+    nonisolated static let defaultInterval: Duration = .seconds(24 * 3600)
+    nonisolated static let defaultBytesPerSecond = 4 * 1024 * 1024
     /// How often the agent runs a step.
     nonisolated static let stepPeriod: Duration = .seconds(60)
 
     private let core: MirrorCore
     private let logger: Logger
-    public let interval: Duration
+    let interval: Duration
     let bytesPerSecond: Int
     /// The last name scrubbed in the current pass ("" at the start of a pass).
     private var cursor = ""
@@ -24,7 +24,7 @@ public final class Scrubber {
     private var passDamaged = 0
     private var passStarted = ContinuousClock.now
 
-    public init(core: MirrorCore, interval: Duration = defaultInterval, bytesPerSecond: Int = defaultBytesPerSecond, logger: Logger) {
+    init(core: MirrorCore, interval: Duration = defaultInterval, bytesPerSecond: Int = defaultBytesPerSecond, logger: Logger) {
         self.core = core
         self.interval = interval
         self.bytesPerSecond = max(1, bytesPerSecond)
@@ -53,7 +53,7 @@ public final class Scrubber {
     }
 
     /// A whole pass now, from the first file to the last, at full speed (`emojiart-sync scrub`).
-    public func fullPass() async -> Findings {
+    func fullPass() async -> Findings {
         // A pass of its own from the first file: the background pass under way starts over after it.
         (cursor, passFiles, passDamaged, passStarted) = ("", 0, 0, .now)
         var total = Findings()

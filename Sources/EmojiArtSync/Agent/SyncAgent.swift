@@ -9,11 +9,11 @@ public final class SyncAgent: Sendable {
     public let configuration: AgentConfiguration
     public let logger: Logger
     /// The log file; `SIGHUP` reopens it.
-    public let logSink: LogSink
-    public let client: CurlHTTPClient
+    let logSink: LogSink
+    let client: CurlHTTPClient
     let fetcher: AssetFetcher
     /// The memory layer, the index, the committer and the rest: opened with DIR.
-    public let core: MirrorCore
+    let core: MirrorCore
     let engine: SyncEngine
     /// Held for the agent's lifetime: one agent per directory.
     let lock: DirectoryLock
@@ -74,6 +74,31 @@ public final class SyncAgent: Sendable {
     /// One full pass (`--once`); `onProgress` is told as its assets are done (the command line's progress line).
     public func syncOnce(onProgress: (@Sendable (SyncProgress) -> Void)? = nil) async throws -> SyncReport {
         try await engine.syncOnce(onProgress: onProgress)
+    }
+
+    /// Empties the memory cache (`SIGUSR1`); returns what it held.
+    public func purgeMemory() async -> (entries: Int, bytes: Int) {
+        await core.memory.purge()
+    }
+
+    /// One whole scrub pass now, first file to last, at full speed (`emojiart-sync scrub` with no agent on DIR).
+    public func scrub() async -> Scrubber.Findings {
+        await Scrubber(core: core, logger: logger).fullPass()
+    }
+
+    /// Reopens the log file (`SIGHUP`: logrotate moved it away).
+    public func reopenLog() {
+        logSink.reopen()
+    }
+
+    /// Writes the log's buffered lines now, so that they come before what the command prints next.
+    public func flushLog() {
+        logSink.flush()
+    }
+
+    /// Fails the transfers in flight and refuses new ones: an interrupted `--once` ends its pass at once.
+    public func stopTransfers() {
+        client.shutdown()
     }
 
     /// Stops the HTTP client's thread, removes temporary files, releases the lock, writes the log's buffered

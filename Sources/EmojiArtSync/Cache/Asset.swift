@@ -5,19 +5,19 @@
 /// `bytes` is nil for a disk hit the agent trusted without reading the file (its `lstat` fingerprint is the
 /// one recorded when the agent last wrote or verified it): a warm pass over a large gallery then costs one
 /// `lstat` per file and holds no image in memory.
-public struct Asset: Sendable, Equatable {
-    public let key: AssetKey
-    public let size: Int
+struct Asset: Sendable, Equatable {
+    let key: AssetKey
+    let size: Int
     /// Lowercase hex SHA-256 of the bytes, when this access fetched or read them; nil for a file trusted by its
     /// fingerprint and for what the memory cache keeps (the index has the digest; no access reads it from memory).
     let sha256: String?
-    public let bytes: [UInt8]?
+    let bytes: [UInt8]?
     /// The PNG's dimensions, when the bytes were validated by this access.
-    public let width: UInt32?
-    public let height: UInt32?
+    let width: UInt32?
+    let height: UInt32?
 
     /// An asset whose bytes are at hand (fetched, or read and verified).
-    public init(key: AssetKey, bytes: [UInt8], sha256: String, width: UInt32, height: UInt32) {
+    init(key: AssetKey, bytes: [UInt8], sha256: String, width: UInt32, height: UInt32) {
         self.key = key
         self.size = bytes.count
         self.sha256 = sha256
@@ -27,12 +27,12 @@ public struct Asset: Sendable, Equatable {
     }
 
     /// An asset whose bytes went to a file as they arrived (validated from it): its facts, no bytes.
-    public init(streamed key: AssetKey, size: Int, sha256: String, width: UInt32, height: UInt32) {
+    init(streamed key: AssetKey, size: Int, sha256: String, width: UInt32, height: UInt32) {
         self.init(key: key, size: size, sha256: sha256, width: width, height: height)
     }
 
     /// An asset on disk trusted by its fingerprint, bytes not read.
-    public init(trustedOnDisk key: AssetKey, size: Int) {
+    init(trustedOnDisk key: AssetKey, size: Int) {
         self.key = key
         self.size = size
         self.sha256 = nil

@@ -18,9 +18,9 @@ import EmojiArtPNG
 /// (`RetryPolicy`); a request after that starts a fresh attempt, so no caller is handed a stale failure forever.
 /// Purging drops cached assets, never failures or loads in flight.
 @SyncActor
-public final class ImageLoader {
+final class ImageLoader {
     /// Runs in the silo (as its caller does), so starting a load costs no hop off it and back.
-    public typealias Load = @SyncActor () async throws -> (Asset, Hit)
+    typealias Load = @SyncActor () async throws -> (Asset, Hit)
 
     /// Thrown instead of loading again while a recent failure for the key is remembered.
     struct RememberedFailure: Error, Sendable, CustomStringConvertible {
@@ -79,7 +79,7 @@ public final class ImageLoader {
 
     /// The asset for `key`: from memory, from a load already in flight, or from `load`, run by this task.
     /// The returned `Hit` is `.memory` for the first two and whatever `load` said otherwise.
-    public func asset(for key: AssetKey, load: Load) async throws -> (Asset, Hit) {
+    func asset(for key: AssetKey, load: Load) async throws -> (Asset, Hit) {
         while true {
             if let asset = memory.get(key) {
                 memoryHits += 1
@@ -99,7 +99,7 @@ public final class ImageLoader {
 
     /// Loads `key` through `load` even if memory has it (a repair must hit the source), still de-duplicated
     /// with any load in flight (joining one is a memory hit, as in `asset(for:load:)`).
-    public func reload(_ key: AssetKey, load: Load) async throws -> (Asset, Hit) {
+    func reload(_ key: AssetKey, load: Load) async throws -> (Asset, Hit) {
         while inFlight[key] != nil {
             do {
                 return (try await join(key), .memory)
@@ -263,7 +263,7 @@ public final class ImageLoader {
     /// and `emojiart_sync_assets` say failing), not a cache, and forgetting them showed failing assets as missing.
     /// Returns what was dropped.
     @discardableResult
-    public func purge() -> (entries: Int, bytes: Int) {
+    func purge() -> (entries: Int, bytes: Int) {
         memory.removeAll()
     }
 

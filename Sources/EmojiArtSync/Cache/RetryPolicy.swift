@@ -3,8 +3,8 @@
 ///
 /// Defaults: a first retry after about 2 s, doubling up to a 5 minute cap, which bounds how long a gallery
 /// that came back stays unsynced while keeping a dead gallery to one request per key every few minutes.
-public struct RetryPolicy: Sendable, Equatable {
-    public var base: Duration
+struct RetryPolicy: Sendable, Equatable {
+    var base: Duration
     var cap: Duration
     /// Fraction of the delay that is randomised away, 0...1.
     var jitter: Double
@@ -12,7 +12,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// agent next to a gallery with broken items does not ask for each of them every few minutes.
     var unusableAnswer: Duration
 
-    public init(
+    init(
         base: Duration = .seconds(2), cap: Duration = .seconds(300), jitter: Double = 0.2,
         unusableAnswer: Duration = .seconds(3600)
     ) {

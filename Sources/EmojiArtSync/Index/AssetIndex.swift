@@ -29,7 +29,7 @@ import Glibc
 /// now) is moved aside and rebuilt empty (adoption then
 /// brings the files back under the agent's care); a `manifest.json` from earlier versions is imported once.
 @SyncActor
-public final class AssetIndex {
+final class AssetIndex {
     /// 2: the identity (device, inode) of the file the agent wrote, beside its fingerprint (`migrate`).
     static let schemaVersion: Int64 = 2
 
@@ -52,7 +52,7 @@ public final class AssetIndex {
     private let deleteUnusable: SQLiteConnection.Statement
 
     /// Rows in the index, kept as rows change (never counted by a query after `open`).
-    public private(set) var count: Int
+    private(set) var count: Int
 
     /// Reads of the index that returned a row; for tests and `status`.
     private(set) var lookups = 0
@@ -145,7 +145,7 @@ public final class AssetIndex {
 
     /// Opens the index of `directory`, rebuilding it when it is unusable and importing an old manifest.
     /// Returns the index and what a person should know about how it was opened (nil when all was normal).
-    public static func open(directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
+    static func open(directory: SyncDirectory) throws(SyncError) -> (AssetIndex, notice: String?) {
         let path = directory.indexPath
         var notice: String?
         let index: AssetIndex
@@ -283,7 +283,7 @@ public final class AssetIndex {
 
     /// The row for file `name`, if the agent owns it. Throws when the index cannot be read (busy, I/O error):
     /// "cannot tell" is never "not ours", or an owned file would look like the user's.
-    public func entry(named name: String) throws(SyncError) -> IndexEntry? {
+    func entry(named name: String) throws(SyncError) -> IndexEntry? {
         defer { selectByName.reset() }
         guard try selectByName.bind(.text(name)).step() else { return nil }
         lookups += 1
@@ -291,7 +291,7 @@ public final class AssetIndex {
     }
 
     /// The row for `key`'s file, if the agent owns it for that key.
-    public func entry(for key: AssetKey) throws(SyncError) -> IndexEntry? {
+    func entry(for key: AssetKey) throws(SyncError) -> IndexEntry? {
         guard let entry = try entry(named: AssetFileName.name(for: key)), entry.key == key.rawValue else { return nil }
         return entry
     }
@@ -321,7 +321,7 @@ public final class AssetIndex {
 
     /// Up to `limit` file names (with sizes) that sort after `name`, in order: how the scrub walks the index a
     /// little at a time without holding it all in memory.
-    public func names(after name: String, limit: Int) throws(SyncError) -> [(name: String, size: Int)] {
+    func names(after name: String, limit: Int) throws(SyncError) -> [(name: String, size: Int)] {
         selectPage.bind(.text(name), .integer(Int64(limit)))
         defer { selectPage.reset() }
         var page: [(name: String, size: Int)] = []
@@ -433,7 +433,7 @@ public final class AssetIndex {
 
     /// Makes the file with `fingerprint` the agent's file `name` (it holds exactly the agent's bytes): its
     /// identity and fingerprint are recorded.
-    public func adopt(_ fingerprint: FileFingerprint, of entry: IndexEntry) throws(SyncError) {
+    func adopt(_ fingerprint: FileFingerprint, of entry: IndexEntry) throws(SyncError) {
         let name = entry.name
         try updateOwner.bind(
             .integer(Int64(bitPattern: fingerprint.device)), .integer(Int64(bitPattern: fingerprint.inode)),
@@ -444,7 +444,7 @@ public final class AssetIndex {
     }
 
     /// Forgets file `name`: it is no longer the agent's.
-    public func remove(named name: String) throws(SyncError) {
+    func remove(named name: String) throws(SyncError) {
         guard let removed = try entry(named: name) else { return }
         try deleteByName.bind(.text(name)).run()
         count -= 1
@@ -566,10 +566,10 @@ public final class AssetIndex {
 }
 
 /// One file the agent wrote: its name in DIR, the key it holds, what its bytes are, and how to trust it.
-public struct IndexEntry: Sendable, Equatable {
-    public var name: String
-    public var key: String
-    public var size: Int
+struct IndexEntry: Sendable, Equatable {
+    var name: String
+    var key: String
+    var size: Int
     var sha256: String
     /// The feed's `checksum` for the key when the file was stored: a different one means the server changed it.
     var tag: String?
@@ -577,7 +577,7 @@ public struct IndexEntry: Sendable, Equatable {
     var etag: String?
     var lastModified: String?
     /// `lstat` of the file when the agent last wrote or verified it; nil when unknown.
-    public var fingerprint: FileFingerprint?
+    var fingerprint: FileFingerprint?
     /// The file the agent wrote or adopted (device, inode): only a file with this identity at `name` is the
     /// agent's. Nil when unknown (a row of a version-1 index whose fingerprint was forgotten, an imported manifest).
     var identity: FileIdentity?

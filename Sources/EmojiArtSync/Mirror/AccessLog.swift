@@ -10,7 +10,7 @@ import Logging
 /// the last asset failure and the last file moved aside, and the `changes` alarm the status writer sleeps on.
 /// Every other type reports to it and reads nothing back but the figures.
 @SyncActor
-public final class AccessLog {
+final class AccessLog {
     private let logger: Logger
     /// The `event=asset` lines, encoded straight into bytes (docs/BENCHMARKS.md: about 0.6 µs and no allocation a
     /// line, against 5 µs and six through swift-log); never waits for a stuck log writer.
@@ -25,8 +25,8 @@ public final class AccessLog {
     nonisolated let changes = Alarm()
 
     /// Accesses by the layer that served them: one per `event=asset` access, as `emojiart_sync_hits_total`.
-    public private(set) var hits: [Hit: Int] = [:]
-    public private(set) var repairs = 0
+    private(set) var hits: [Hit: Int] = [:]
+    private(set) var repairs = 0
     private(set) var conflicts = 0
     /// Files fetched again because the feed's tag for them changed, and how many of those had new bytes.
     private(set) var refreshes = 0
@@ -58,7 +58,7 @@ public final class AccessLog {
     }
 
     /// Bytes of asset bodies received from the gallery, valid or not, as `emojiart_sync_bytes_fetched_total`.
-    public nonisolated var bytesFetched: Int { received.count }
+    nonisolated var bytesFetched: Int { received.count }
 
     // MARK: - Passes
 
@@ -110,7 +110,7 @@ public final class AccessLog {
     }
 
     /// Counts and logs a repair (`event=repair reason=missing|corrupt`), before its `hit=network` line.
-    public func repair(of key: AssetKey, reason: DamageReason) {
+    func repair(of key: AssetKey, reason: DamageReason) {
         repairs += 1
         pass?.repairs += 1
         changes.ring()

@@ -20,8 +20,8 @@ import Glibc
 /// index, the catalogue (the feed's tags), the inspector, the committer and the fetcher; reports every access,
 /// exactly one `event=asset` line per access (per pass), to the `AccessLog`.
 @SyncActor
-public final class AccessPipeline {
-    public let memory: ImageLoader
+final class AccessPipeline {
+    let memory: ImageLoader
     private let index: AssetIndex
     private let catalogue: FeedCatalogue
     private let inspector: FileInspector
@@ -58,12 +58,12 @@ public final class AccessPipeline {
     }
 
     /// A miss decided in a batch and registered in flight: what its job does (`load(_:)`).
-    public struct Miss: Sendable {
+    struct Miss: Sendable {
         let token: ImageLoader.LoadToken
         let plan: Plan
         /// The key's position in the pass's feed.
         let position: Int32
-        public var key: AssetKey { token.key }
+        var key: AssetKey { token.key }
     }
 
     /// A listing of a key that another caller is loading: the pass waits for that load as a single access.
@@ -90,16 +90,16 @@ public final class AccessPipeline {
     }
 
     /// What one job of a miss came to, for the pass: the outcome, and the listings of the key attached to it.
-    public struct LoadOutcome: Sendable {
-        public let key: AssetKey
-        public let hit: Hit?
-        public let bytes: Int
-        public let failure: (any Error)?
-        public let attachedListings: Int
+    struct LoadOutcome: Sendable {
+        let key: AssetKey
+        let hit: Hit?
+        let bytes: Int
+        let failure: (any Error)?
+        let attachedListings: Int
     }
 
     /// A number for a new pass: the listings a pass makes of a key it is loading attach to that load.
-    public func beginPass() -> UInt64 {
+    func beginPass() -> UInt64 {
         passes += 1
         return passes
     }
@@ -252,7 +252,7 @@ public final class AccessPipeline {
     /// Runs the job of a miss in the caller's task and ends its load: the outcome, logged, with the listings that
     /// were attached to it answered alike. A key that is not stored is fetched before the job enters the silo at
     /// all: it enters once, to commit and end the load.
-    public nonisolated func load(_ miss: Miss) async -> LoadOutcome {
+    nonisolated func load(_ miss: Miss) async -> LoadOutcome {
         guard case .fetch(let unusableOnRecord) = miss.plan else { return await loadInSilo(miss) }
         let staging: Result<Staging, any Error>
         do {
@@ -271,7 +271,7 @@ public final class AccessPipeline {
     /// would find), the inspector's examination for a stored one (`FileInspector.examine`). Whether a download
     /// would be a valid PNG, or the same bytes as a file of someone's at the path, is not known without it.
     /// Throws what the real job would fail with before any request (a file that cannot be looked at).
-    public func preview(_ miss: Miss) async throws -> PlannedAccess {
+    func preview(_ miss: Miss) async throws -> PlannedAccess {
         switch miss.plan {
         case .fetch: return try previewFetch(miss.key)
         case .verify(let entry, _): return try await previewVerify(entry, of: miss.key)
@@ -340,7 +340,7 @@ public final class AccessPipeline {
 
     /// Gives up misses that were decided but whose jobs never started (the pass was cancelled): callers waiting for
     /// them try again.
-    public func abandon(_ misses: [Miss]) {
+    func abandon(_ misses: [Miss]) {
         for miss in misses { _ = memory.endLoad(miss.token, with: .failure(CancellationError())) }
     }
 
@@ -360,7 +360,7 @@ public final class AccessPipeline {
     /// The asset for `key`, from memory, disk or network, logged as one `event=asset` line. The line is
     /// written where the work happened: by the access that read the disk or the network (before anyone
     /// waiting on it resumes), or here for memory hits.
-    public func image(_ key: AssetKey) async throws -> (Asset, Hit) {
+    func image(_ key: AssetKey) async throws -> (Asset, Hit) {
         do {
             let (asset, hit) = try await memory.asset(for: key) { [self] in
                 try await countingFailure { try await loadBelowMemory(key) }
@@ -380,7 +380,7 @@ public final class AccessPipeline {
     /// after this one was decided), which is a disk hit and fetches nothing. A refetch that joins a load in flight
     /// logs no repair line: that load is the repair. `priority: .urgent` for a repair a person's change asked for:
     /// its transfer starts before those of a pass still waiting for a slot.
-    public func refetch(
+    func refetch(
         _ key: AssetKey, reason: DamageReason? = nil, priority: RequestPriority = .normal
     ) async throws -> Asset {
         do {
@@ -409,7 +409,7 @@ public final class AccessPipeline {
     /// Fetches `key` again because its feed tag changed: conditionally (`If-None-Match`/`If-Modified-Since`
     /// with the validators the server gave for the stored bytes), so an unchanged image costs a `304`. The
     /// file is replaced, atomically as always, only when the bytes differ; the row takes the new tag either way.
-    public func refresh(_ key: AssetKey) async throws {
+    func refresh(_ key: AssetKey) async throws {
         guard let entry = try index.entry(for: key) else { return }
         let tag = catalogue[tag: key]
         do {
@@ -600,7 +600,7 @@ public final class AccessPipeline {
     /// The feed's assets in exactly one state each: `ok` (stored and not failing), `failing` (the last access
     /// failed; retried at its time), `missing` (neither: not fetched yet, or damaged and waiting for its repair).
     /// The three add up to the feed's size. Costs a lookup per failing key, not per asset.
-    public func assetStates() throws(SyncError) -> (ok: Int, missing: Int, failing: Int) {
+    func assetStates() throws(SyncError) -> (ok: Int, missing: Int, failing: Int) {
         let basis = [memory.failuresVersion, UInt64(catalogue.storedInFeed), catalogue.version]
         if let cached = assetStatesCache, cached.basis == basis { return cached.states }
         var failing = 0
@@ -616,7 +616,7 @@ public final class AccessPipeline {
     }
 
     /// Forgets every remembered failure, in memory and in the index, so the next access of each asks again.
-    public func forgetFailures() throws(SyncError) {
+    func forgetFailures() throws(SyncError) {
         memory.forgetFailures()
         try index.forgetUnusableAnswers()
     }
@@ -625,10 +625,10 @@ public final class AccessPipeline {
 /// What one batch visit answered: the hits (already logged and counted), the refusals of failures on record
 /// (already logged), the misses registered in flight (one job each: `AccessPipeline.load`), and listings of keys
 /// another caller is loading (waited for: `AccessPipeline.image`).
-public struct BatchAnswer: Sendable {
-    public var answered: [(key: AssetKey, position: Int32, hit: Hit, bytes: Int)] = []
+struct BatchAnswer: Sendable {
+    var answered: [(key: AssetKey, position: Int32, hit: Hit, bytes: Int)] = []
     /// Refusals, with their error: formatted only where it is shown (a failing item is listed at every pass).
-    public var refused: [(key: AssetKey, position: Int32, failure: any Error)] = []
-    public var loads: [AccessPipeline.Miss] = []
+    var refused: [(key: AssetKey, position: Int32, failure: any Error)] = []
+    var loads: [AccessPipeline.Miss] = []
     var joins: [AccessPipeline.Join] = []
 }

@@ -10,14 +10,14 @@
 /// row records (`recordedFingerprint(of:)`), kept current as rows change: a warm pass compares it with the file's
 /// `lstat`, taken off the silo, instead of looking each key up.
 @SyncActor
-public final class FeedCatalogue {
+final class FeedCatalogue {
     private let index: AssetIndex
     /// The feed kept now.
     private(set) var feed = FeedState()
     /// Bumped whenever `feed` is replaced by a feed with other items.
     private(set) var version: UInt64 = 0
     /// How many of the feed's keys have a file in the index: `status` reads it at any gallery size for free.
-    public private(set) var storedInFeed = 0
+    private(set) var storedInFeed = 0
     /// The last sweep, and the feed version and index row changes it describes.
     private var sweep: (version: UInt64, rowChanges: UInt64, result: FeedSweep)?
     /// The fingerprint each stored feed key's row records, where it records one, by the key's position in `feed`:
@@ -30,7 +30,7 @@ public final class FeedCatalogue {
     }
 
     /// The feed's distinct keys, in feed order.
-    public var keys: [AssetKey] { feed.keys }
+    var keys: [AssetKey] { feed.keys }
     /// The feed's tag for `key`.
     subscript(tag key: AssetKey) -> String? { feed[key]?.description }
     func contains(_ key: AssetKey) -> Bool { feed.contains(key) }
@@ -63,7 +63,7 @@ public final class FeedCatalogue {
 
     /// `replace` with the feed of `keys` and `tags`.
     @discardableResult
-    public func replace(_ keys: [AssetKey], tags: [AssetKey: String]) throws(SyncError) -> Bool {
+    func replace(_ keys: [AssetKey], tags: [AssetKey: String]) throws(SyncError) -> Bool {
         try replace(FeedState(keys: keys, tags: tags))
     }
 
@@ -89,7 +89,7 @@ public final class FeedCatalogue {
     /// What the index holds of the feed now. One walk of the index for a new feed (or when more rows changed
     /// than the index remembers); else the last sweep brought up to date from the rows changed since and a
     /// lookup of each key that was stale.
-    public func current() throws(SyncError) -> FeedSweep {
+    func current() throws(SyncError) -> FeedSweep {
         guard let last = sweep, last.version == version else { return try sweepIndex() }
         if last.rowChanges == index.rowChanges, last.result.stale.isEmpty { return last.result }
         guard let changed = index.rowsChanged(since: last.rowChanges) else { return try sweepIndex() }
@@ -215,11 +215,11 @@ public final class FeedCatalogue {
 }
 
 /// What the index holds of the feed, from one walk (`FeedCatalogue.current()`), each list sorted.
-public struct FeedSweep: Sendable {
+struct FeedSweep: Sendable {
     /// Feed keys with no file in the index.
-    public var unstored: [AssetKey] = []
+    var unstored: [AssetKey] = []
     /// Feed keys whose file was stored under another tag than the feed's now: refreshed.
-    public var stale: [AssetKey] = []
+    var stale: [AssetKey] = []
     /// Keys of rows that are no key of the feed: their files are removed (behind `--max-delete`).
-    public var gone: [AssetKey] = []
+    var gone: [AssetKey] = []
 }

@@ -5,20 +5,20 @@ import Logging
 ///
 /// A value of `let`s, made once per agent (`open`); a consumer keeps the parts it uses. Every part lives in the
 /// `SyncActor` silo but the storage's lock-guarded pieces.
-public struct MirrorCore: Sendable {
-    public let directory: SyncDirectory
+struct MirrorCore: Sendable {
+    let directory: SyncDirectory
     /// The files in DIR: temporary files, the ownership guard, the rename gate.
-    public let storage: DiskStorage
+    let storage: DiskStorage
     /// The stored-images index and ownership record.
-    public let index: AssetIndex
+    let index: AssetIndex
     /// Counters and log lines of accesses.
-    public let log: AccessLog
+    let log: AccessLog
     /// The feed kept, and what the index holds of it.
     let catalogue: FeedCatalogue
     /// Looks at owned files (check, scrub).
     let inspector: FileInspector
     /// Which files are the agent's; removing them.
-    public let owned: OwnedFiles
+    let owned: OwnedFiles
     /// Makes new files durable, visible and recorded a batch at a time.
     let committer: GroupCommitter
     /// Every access: memory, disk, network.
@@ -85,5 +85,5 @@ public struct MirrorCore: Sendable {
     }
 
     /// The memory layer.
-    public var memory: ImageLoader { pipeline.memory }
+    var memory: ImageLoader { pipeline.memory }
 }

@@ -7,7 +7,7 @@ import FoundationEssentials
 /// file is still the one the agent wrote, and the `OwnershipGuard` takes a file out of DIR and unlinks it only if
 /// it is (one swapped in meanwhile is put back).
 @SyncActor
-public final class OwnedFiles {
+final class OwnedFiles {
     private let index: AssetIndex
     private let storage: DiskStorage
     private let inspector: FileInspector
@@ -21,10 +21,10 @@ public final class OwnedFiles {
     }
 
     /// How many files the agent owns.
-    public var count: Int { index.count }
+    var count: Int { index.count }
 
     /// The key recorded for file `name`, if the agent owns it.
-    public func key(forFileNamed name: String) throws(SyncError) -> AssetKey? {
+    func key(forFileNamed name: String) throws(SyncError) -> AssetKey? {
         try index.entry(named: name).flatMap { try? AssetKey(indexedURL: $0.key, fileName: $0.name) }
     }
 
@@ -34,7 +34,7 @@ public final class OwnedFiles {
     }
 
     /// Every key the agent owns a file for. Walks the index: for purges, not per access.
-    public func keys() throws(SyncError) -> [AssetKey] {
+    func keys() throws(SyncError) -> [AssetKey] {
         var keys: [AssetKey] = []
         keys.reserveCapacity(index.count)
         try index.forEachKey { url, name, _ in
@@ -47,7 +47,7 @@ public final class OwnedFiles {
     /// and forgets it. Anything else at the path is left in place (put back if it was taken) and the path stops
     /// being the agent's. Returns the bytes removed.
     @discardableResult
-    public func remove(_ key: AssetKey) async throws(SyncError) -> Int {
+    func remove(_ key: AssetKey) async throws(SyncError) -> Int {
         try await remove(key, keepingRowOfDamagedFile: false).bytes
     }
 

@@ -1,6 +1,6 @@
 /// What the job of a miss would do (`AccessPipeline.preview`), decided by the rules its real job follows, with
 /// nothing fetched or written: a dry run's view of one asset.
-public enum PlannedAccess: Sendable, Equatable {
+enum PlannedAccess: Sendable, Equatable {
     /// The file holds the recorded bytes after all (read and hashed): a disk hit, nothing to do but record its
     /// new fingerprint.
     case intact

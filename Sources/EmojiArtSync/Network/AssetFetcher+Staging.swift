@@ -7,17 +7,17 @@ import Glibc
 
 /// A fetched, valid asset whose bytes already sit in a private temporary file, not yet flushed: what the off-silo
 /// job of a miss hands to the group commit.
-public struct StagedAsset: Sendable {
-    public let asset: Asset
+struct StagedAsset: Sendable {
+    let asset: Asset
     /// The server's `ETag` and `Last-Modified` for the bytes.
-    public let validators: HTTPValidators
+    let validators: HTTPValidators
     /// The temporary file (in `SyncDirectory.temporaryDirectory`) holding exactly the bytes the server sent (the
     /// asset is kept without them: see `Asset.withoutBytes`).
-    public let temporaryPath: String
+    let temporaryPath: String
 }
 
 /// What a fetch that may be conditional came to: `304 Not Modified` (no body, no file), or a staged asset.
-public enum StagedFetch: Sendable {
+enum StagedFetch: Sendable {
     /// The server says the asset is the one the validators describe.
     case notModified
     /// A `200` whose body is a valid PNG, in its temporary file.
@@ -33,7 +33,7 @@ extension AssetFetcher {
     /// the agent's to write) and commits after (`GroupCommitter.publish(_:tag:)`). On any failure, the body cut
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
     @concurrent
-    public func fetchAndStage(
+    func fetchAndStage(
         _ key: AssetKey, in temporaryDirectory: String, priority: RequestPriority = .normal
     ) async throws -> StagedAsset {
         switch try await fetchAndStage(key, in: temporaryDirectory, validators: nil, priority: priority) {
@@ -50,7 +50,7 @@ extension AssetFetcher {
     /// goes to its temporary file and is validated from it exactly as a miss's body is, under the same body limit.
     /// Any other status throws ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request.
     @concurrent
-    public func fetchAndStage(
+    func fetchAndStage(
         _ key: AssetKey, in temporaryDirectory: String, validators: HTTPValidators?, priority: RequestPriority = .normal
     ) async throws -> StagedFetch {
         let url = server.url(for: key)

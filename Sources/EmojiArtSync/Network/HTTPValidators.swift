@@ -6,27 +6,27 @@ import CurlHTTP
 ///
 /// Opaque strings: the agent never interprets them, it only hands them back. Codable so that
 /// they can be kept with the index between runs.
-public struct HTTPValidators: Sendable, Equatable, Hashable, Codable {
+struct HTTPValidators: Sendable, Equatable, Hashable, Codable {
     /// The `ETag` value with its quotes and any `W/` prefix, e.g. `W/"f-0123"`.
     var etag: String?
     /// The `Last-Modified` value, an HTTP date, e.g. `Sun, 22 Nov 2026 23:42:49 GMT`.
     var lastModified: String?
 
     /// Creates validators from their strings.
-    public init(etag: String?, lastModified: String?) {
+    init(etag: String?, lastModified: String?) {
         self.etag = etag
         self.lastModified = lastModified
     }
 
     /// The validators in `headers`; both nil (``isEmpty``) when the server sent neither.
-    public init(headers: HTTPHeaders) {
+    init(headers: HTTPHeaders) {
         self.init(
             etag: headers["etag"].flatMap { $0.isEmpty ? nil : $0 },
             lastModified: headers["last-modified"].flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// Whether the server gave no validator: a request with these is not conditional.
-    public var isEmpty: Bool { etag == nil && lastModified == nil }
+    var isEmpty: Bool { etag == nil && lastModified == nil }
 
     /// `If-None-Match` and `If-Modified-Since` for a conditional GET. Both are sent: a server
     /// that knows the entity tag decides by it alone (RFC 9110 section 13.2.2).

@@ -14,13 +14,13 @@ import Glibc
 /// are verified afterwards) are `nonisolated static` and run off the actor; installing a file under its final
 /// name and removing one are isolated, because they change what the index describes.
 @SyncActor
-public final class DiskStorage {
+final class DiskStorage {
     /// Files larger than this are not read whole into memory (`readFile`: the legacy manifest, small state files).
     /// Asset files are never read whole: they are checked through fixed buffers, whatever their size
     /// (`CheckedFile`).
     nonisolated static let maximumFileSize = 64 * 1024 * 1024
 
-    public let directory: SyncDirectory
+    let directory: SyncDirectory
     /// `lstat` as the agent's decisions see it (an error is an error, never "absent" or "someone else's").
     nonisolated let status: PathStatus
     /// Replaces and removes files at asset paths, only ever the agent's own.

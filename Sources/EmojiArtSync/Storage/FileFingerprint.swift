@@ -11,14 +11,14 @@ import Glibc
 /// in place, replacement by rename, truncation, touch, even `touch -r` to put the old mtime back, which still
 /// moves ctime) gives a new fingerprint and a real check. Bit rot that keeps the fingerprint is what the
 /// scrub is for. Persisted in the index.
-public struct FileFingerprint: Sendable, Equatable {
-    public let device: UInt64
-    public let inode: UInt64
-    public let size: Int64
+struct FileFingerprint: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
     let modifiedNanoseconds: Int64
     let changedNanoseconds: Int64
 
-    public init(device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64, changedNanoseconds: Int64) {
+    init(device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64, changedNanoseconds: Int64) {
         self.device = device
         self.inode = inode
         self.size = size

@@ -7,12 +7,12 @@ import Glibc
 ///
 /// Owns the `sockaddr_un` encoding, so the notifier that sends to such a socket and the tests that bind one
 /// agree on the bytes.
-public struct UnixSocketAddress: Sendable, Equatable, CustomStringConvertible {
+struct UnixSocketAddress: Sendable, Equatable, CustomStringConvertible {
     /// The address as written in `$NOTIFY_SOCKET`.
-    public let description: String
+    let description: String
 
     /// Nil when `text` is empty or too long for `sun_path` (108 bytes on Linux, NUL included for paths).
-    public init?(_ text: String) {
+    init?(_ text: String) {
         let limit = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
         let length = text.utf8.count
         guard length > 0, text.hasPrefix("@") ? length <= limit : length < limit else { return nil }
