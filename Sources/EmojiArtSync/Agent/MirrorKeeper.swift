@@ -329,9 +329,9 @@ final class MirrorKeeper {
         }
         status.wakeUps = wakeUps
         status.indexFiles = core.owned.count
-        status.hits.memory = core.log.hits[.memory, default: 0]
-        status.hits.disk = core.log.hits[.disk, default: 0]
-        status.hits.network = core.log.hits[.network, default: 0]
+        status.hits.memory = core.log.hits.memory
+        status.hits.disk = core.log.hits.disk
+        status.hits.network = core.log.hits.network
         status.repairs = core.log.repairs
         status.bytesFetched = core.log.bytesFetched
         status.memoryBytes = loader.cachedBytes

@@ -224,6 +224,18 @@ final class ImageLoader {
         return asset
     }
 
+    /// `cachedAsset(for:hint:)` for a caller whose hints are complete (`CacheHints`): only slot `hint` is looked
+    /// in, and no key is hashed.
+    func cachedAsset(for key: AssetKey, onlyAt hint: inout Int32) -> Asset? {
+        guard let asset = memory.get(key, onlyAt: &hint) else { return nil }
+        memoryHits += 1
+        return asset
+    }
+
+    /// Entries in the memory cache, and the inserts it has made (`CacheHints`).
+    var cacheCount: Int { memory.count }
+    var cacheInserts: UInt64 { memory.inserts }
+
     /// Whether a load of `key` runs now (an access must join it, which means waiting).
     func isLoading(_ key: AssetKey) -> Bool { !inFlight.isEmpty && inFlight[key] != nil }
 

@@ -10,6 +10,8 @@
 struct MemoryCache: Sendable {
     let byteLimit: Int
     private(set) var totalBytes = 0
+    /// Inserts made since the cache was created (`CacheHints` counts whether it saw them all).
+    private(set) var inserts: UInt64 = 0
 
     private struct Slot: Sendable {
         var asset: Asset?
@@ -52,6 +54,17 @@ struct MemoryCache: Sendable {
         return slots[Int(hint)].asset
     }
 
+    /// `get`, looking only in `hint`: for a caller that knows `key` is nowhere else if not there (complete hints,
+    /// `CacheHints.isComplete`). Sets `hint` to -1 when the slot does not hold `key`.
+    mutating func get(_ key: AssetKey, onlyAt hint: inout Int32) -> Asset? {
+        guard hint >= 0, Int(hint) < slots.count, let asset = slots[Int(hint)].asset, asset.key == key else {
+            hint = Self.none
+            return nil
+        }
+        moveToFront(hint)
+        return asset
+    }
+
     /// Whether `key` is cached, without touching recency.
     func contains(_ key: AssetKey) -> Bool { slotOfKey[key] != nil }
 
@@ -59,8 +72,11 @@ struct MemoryCache: Sendable {
     /// slot the asset is in (-1 when it was not kept: larger than the whole limit, or evicted at once).
     @discardableResult
     mutating func insert(_ asset: Asset) -> (evicted: Int, slot: Int32) {
-        remove(asset.key)
-        guard asset.memoryCost <= byteLimit else { return (0, Self.none) }
+        inserts &+= 1
+        guard asset.memoryCost <= byteLimit else {
+            remove(asset.key)
+            return (0, Self.none)
+        }
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -69,7 +85,8 @@ struct MemoryCache: Sendable {
             slot = Int32(slots.count)
             slots.append(Slot(asset: asset, newer: Self.none, older: Self.none))
         }
-        slotOfKey[asset.key] = slot
+        // One hash for the key: a replaced entry's slot is freed after the new one is in.
+        if let replaced = slotOfKey.updateValue(slot, forKey: asset.key) { free(replaced) }
         link(slot)
         totalBytes += asset.memoryCost
         var evicted = 0
@@ -84,6 +101,11 @@ struct MemoryCache: Sendable {
 
     mutating func remove(_ key: AssetKey) {
         guard let slot = slotOfKey.removeValue(forKey: key) else { return }
+        free(slot)
+    }
+
+    /// Unlinks a slot no key maps to any more and gives it back.
+    private mutating func free(_ slot: Int32) {
         unlink(slot)
         totalBytes -= slots[Int(slot)].asset?.memoryCost ?? 0
         slots[Int(slot)].asset = nil

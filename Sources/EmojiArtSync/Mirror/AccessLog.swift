@@ -15,8 +15,10 @@ final class AccessLog {
     /// The `event=asset` lines, encoded straight into bytes (docs/BENCHMARKS.md: about 0.6 µs and no allocation a
     /// line, against 5 µs and six through swift-log); never waits for a stuck log writer.
     private var lines: AccessLineWriter
-    /// Inside a batch (`batch(_:)`) the access lines gather and go to the log together at its end.
+    /// Inside a batch (`batch(_:)`) the access lines gather and go to the log together at its end, and `changes`
+    /// is rung once at its end if an access changed a count.
     private var batching = false
+    private var changedInBatch = false
     private let metrics: SyncMetrics
     private let received: ReceivedBytes
     private let directory: SyncDirectory
@@ -25,7 +27,7 @@ final class AccessLog {
     nonisolated let changes = Alarm()
 
     /// Accesses by the layer that served them: one per `event=asset` access, as `emojiart_sync_hits_total`.
-    private(set) var hits: [Hit: Int] = [:]
+    private(set) var hits = HitCounts()
     private(set) var repairs = 0
     private(set) var conflicts = 0
     /// Files fetched again because the feed's tag for them changed, and how many of those had new bytes.
@@ -82,8 +84,8 @@ final class AccessLog {
     /// repeat listing of the feed, counted in the pass's summary).
     /// `position`: the key's place in the feed, when the caller knows it (a pass counts lines by position).
     func access(_ key: AssetKey, at position: FeedPosition? = nil, hit: Hit, size: Int) {
-        changes.ring()
-        hits[hit, default: 0] += 1
+        if batching { changedInBatch = true } else { changes.ring() }
+        hits.add(hit)
         metrics.hit(hit)
         // A key's failure is forgotten when it succeeds; a memory hit follows the access that put the key in
         // memory, which was a success, so only disk and network hits look.
@@ -100,6 +102,10 @@ final class AccessLog {
         defer {
             batching = false
             lines.append()
+            if changedInBatch {
+                changedInBatch = false
+                changes.ring()
+            }
         }
         return try body()
     }

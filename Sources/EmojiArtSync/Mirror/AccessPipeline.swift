@@ -32,10 +32,8 @@ final class AccessPipeline {
     private nonisolated let status: PathStatus
     private nonisolated let directory: SyncDirectory
     private var passes: UInt64 = 0
-    /// Where the memory cache held each feed key when a pass last found it there, by the key's position in the
-    /// feed of `version`: a later listing of the key checks that slot (`MemoryCache.get(_:hint:)`) instead of
-    /// hashing the key. A stale slot is only a miss of the hint.
-    private var cacheHints: (version: UInt64, slots: [Int32]) = (0, [])
+    /// Where the memory cache holds each key of the feed a pass works through, by position (`CacheHints`).
+    private var cacheHints = CacheHints()
     /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
     /// files or the feed changed, not at every status write (10,000 failing keys cost 78 ms a write otherwise).
     private var assetStatesCache: (basis: [UInt64], states: (ok: Int, missing: Int, failing: Int))?
@@ -117,16 +115,17 @@ final class AccessPipeline {
         var answer = BatchAnswer()
         var pending: [Int32] = []
         var looks: [(position: Int32, recorded: FileFingerprint)] = []
-        if cacheHints.version != listings.feedVersion || cacheHints.slots.count != listings.keys.count {
-            cacheHints = (listings.feedVersion, Array(repeating: -1, count: listings.keys.count))
+        if !cacheHints.isFor(version: listings.feedVersion, count: listings.keys.count) {
+            cacheHints.begin(
+                version: listings.feedVersion, count: listings.keys.count, cacheCount: memory.cacheCount,
+                cacheInserts: memory.cacheInserts)
         }
         log.batch {
             for position in entries {
                 if answeredFromMemory(position, of: listings, into: &answer) { continue }
                 let key = listings.keys[Int(position)]
                 if !memory.isLoading(key),
-                    let recorded = catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion),
-                    !looks.contains(where: { $0.position == position })
+                    let recorded = catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion)
                 {
                     looks.append((position, recorded))
                 }
@@ -134,6 +133,14 @@ final class AccessPipeline {
             }
         }
         guard !pending.isEmpty else { return answer }
+        // A key listed twice in the batch is looked at once (sorting 256 positions beats a search per entry).
+        looks.sort { $0.position < $1.position }
+        var kept = 0
+        for at in looks.indices where kept == 0 || looks[kept - 1].position != looks[at].position {
+            looks[kept] = looks[at]
+            kept += 1
+        }
+        looks.removeSubrange(kept...)
         var seen: [Int32: FileFingerprint] = [:]
         if !looks.isEmpty {
             let names = looks.map { listings.keys[Int($0.position)].fileName }
@@ -171,12 +178,16 @@ final class AccessPipeline {
     }
 
     /// Answers the listing at `position` from memory, if memory has it: through the slot the cache held it in
-    /// when the pass last found it (a repeat listing hashes nothing), else by its key.
+    /// when the pass last found it (a repeat listing hashes nothing), else by its key, unless the hints are
+    /// complete (then a key with no slot is not cached: its first listing hashes nothing either).
     private func answeredFromMemory(_ position: Int32, of listings: Listings, into answer: inout BatchAnswer) -> Bool {
         let key = listings.keys[Int(position)]
-        var hint = cacheHint(at: position, of: listings)
-        defer { keepCacheHint(hint, at: position, of: listings) }
-        guard let asset = memory.cachedAsset(for: key, hint: &hint) else { return false }
+        let version = listings.feedVersion
+        var hint = cacheHints.slot(at: position, version: version)
+        defer { cacheHints.keep(hint, at: position, version: version) }
+        let cached = cacheHints.isComplete(cacheInserts: memory.cacheInserts)
+            ? memory.cachedAsset(for: key, onlyAt: &hint) : memory.cachedAsset(for: key, hint: &hint)
+        guard let asset = cached else { return false }
         log.access(key, at: FeedPosition(Int(position), version: listings.feedVersion), hit: .memory, size: asset.size)
         answer.answered.append((key, position, .memory, asset.size))
         return true
@@ -203,7 +214,7 @@ final class AccessPipeline {
         if let seen, catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion) == seen {
             // The file is the one the index records, and nothing changed the row since it was looked at.
             let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
-            keepCacheHint(memory.remember(asset), at: position, of: listings)
+            cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
             log.access(key, at: feedPosition, hit: .disk, size: asset.size)
             answer.answered.append((key, position, .disk, asset.size))
             return
@@ -211,7 +222,7 @@ final class AccessPipeline {
         let look = try index.lookUp(key)
         if let entry = look.entry {
             if let asset = trusted(entry, of: key) {
-                keepCacheHint(memory.remember(asset), at: position, of: listings)
+                cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
                 log.access(key, at: feedPosition, hit: .disk, size: asset.size)
                 answer.answered.append((key, position, .disk, asset.size))
                 return
@@ -230,18 +241,6 @@ final class AccessPipeline {
         }
         let plan = Plan.fetch(unusableOnRecord: look.unusable != nil)
         answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan, position: position))
-    }
-
-    /// The cache slot the key at `position` was last found in, if the hints are still those of `listings`' feed:
-    /// another pass over another feed may have replaced them while this batch waited for io.
-    private func cacheHint(at position: Int32, of listings: Listings) -> Int32 {
-        cacheHints.version == listings.feedVersion && Int(position) < cacheHints.slots.count
-            ? cacheHints.slots[Int(position)] : -1
-    }
-
-    private func keepCacheHint(_ slot: Int32, at position: Int32, of listings: Listings) {
-        guard cacheHints.version == listings.feedVersion, Int(position) < cacheHints.slots.count else { return }
-        cacheHints.slots[Int(position)] = slot
     }
 
     /// `key`'s position in the feed the catalogue keeps now, for the log's count of the lines a pass wrote.

@@ -12,7 +12,7 @@ struct PassTally: Sendable {
     /// Bytes of asset bodies received when the pass began (`fetched=` is what it received).
     let bytesAtStart: Int
     /// Accesses by the layer that served them, written or not.
-    var hits: [Hit: Int] = [:]
+    var hits = HitCounts()
     /// Memory hits of keys whose line the pass had already written: counted, not written.
     var repeats = 0
     /// Keys whose `hit=` line the pass wrote, by their position in the feed of `positionsVersion` (one flag a
@@ -33,7 +33,7 @@ struct PassTally: Sendable {
 
     /// Counts an access served from `hit`; returns whether it gets a line (false: a repeat of a key already logged).
     mutating func noteAccess(_ key: AssetKey, at position: FeedPosition?, hit: Hit) -> Bool {
-        hits[hit, default: 0] += 1
+        hits.add(hit)
         if markLogged(key, at: position) || hit != .memory { return true }
         repeats += 1
         return false
@@ -59,8 +59,8 @@ struct PassTally: Sendable {
     func summary(bytesNow: Int) -> Logger.Metadata {
         [
             "event": "pass",
-            "memory": .stringConvertible(hits[.memory] ?? 0), "disk": .stringConvertible(hits[.disk] ?? 0),
-            "network": .stringConvertible(hits[.network] ?? 0), "repeats": .stringConvertible(repeats),
+            "memory": .stringConvertible(hits.memory), "disk": .stringConvertible(hits.disk),
+            "network": .stringConvertible(hits.network), "repeats": .stringConvertible(repeats),
             "failing": .stringConvertible(failing.count), "remembered": .stringConvertible(remembered),
             "repaired": .stringConvertible(repairs), "fetched": .stringConvertible(bytesNow - bytesAtStart),
             "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
