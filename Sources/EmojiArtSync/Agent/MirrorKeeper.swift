@@ -233,19 +233,13 @@ final class MirrorKeeper {
         return (outcome.removed, false, outcome.removed > 0 ? "removed \(outcome.removed) gone from the feed" : nil)
     }
 
-    /// Forgets every remembered failure, so the next attempts happen now (`SIGHUP`: "try again now").
-    func forgetFailures() {
-        do {
-            try core.pipeline.forgetFailures()
-        } catch {
-            errors.report(error, while: "forgetting the failures on record")
-        }
-    }
-
-    /// What `SIGHUP` asks for: every failure retried now, a full pass over the feed, every owned file checked.
-    /// Returns the number of the scheduler pass that carries it out, for `waitForPass(_:)`.
+    /// What `SIGHUP` asks for: every failed transfer retried now, a full pass over the feed, every owned file
+    /// checked. Answers that were no image at all keep their record (an hour, or until the feed gives the item
+    /// another tag): asking a gallery again for its 10,000 error items at every reload (logrotate's included)
+    /// cost seconds of CPU and 10,000 requests, for answers that had not changed. Returns the number of the
+    /// scheduler pass that carries it out, for `waitForPass(_:)`.
     func reload() async -> Int {
-        forgetFailures()
+        loader.forgetTransientFailures()
         pollNow(fullPass: true)
         repairs.rescanAll()
         return passes.nextPass

@@ -44,6 +44,15 @@ struct FailureLedger {
         isEarliestKnown = true
     }
 
+    /// Forgets the failures `shouldForget` picks; keeps the others, with their retry times.
+    mutating func removeAll(where shouldForget: (Failure) -> Bool) {
+        let before = failures.count
+        failures = failures.filter { !shouldForget($0.value) }
+        guard failures.count != before else { return }
+        version &+= 1
+        isEarliestKnown = false
+    }
+
     /// When the earliest remembered failure may be retried (nil when none is remembered).
     mutating func earliestRetryAt() -> ContinuousClock.Instant? {
         if !isEarliestKnown {

@@ -289,6 +289,15 @@ final class ImageLoader {
         failures.removeAll()
     }
 
+    /// Forgets every remembered failure but answers that were no image at all (`answeredButUnusable`, and those
+    /// on record in the index): the next access of a key that failed in transfer asks again now, while the
+    /// gallery's error items keep their hour.
+    func forgetTransientFailures() {
+        failures.removeAll { failure in
+            !(failure.error is UnusableAnswerOnRecord || Self.answeredButUnusable(failure.error))
+        }
+    }
+
     /// Keys whose remembered failure has reached its retry time.
     func keysDueForRetry() -> [AssetKey] {
         let current = now()

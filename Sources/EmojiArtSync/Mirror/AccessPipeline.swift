@@ -614,11 +614,6 @@ final class AccessPipeline {
         return states
     }
 
-    /// Forgets every remembered failure, in memory and in the index, so the next access of each asks again.
-    func forgetFailures() throws(SyncError) {
-        memory.forgetFailures()
-        try index.forgetUnusableAnswers()
-    }
 }
 
 /// What one batch visit answered: the hits (already logged and counted), the refusals of failures on record
