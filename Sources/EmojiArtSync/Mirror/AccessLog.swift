@@ -147,11 +147,18 @@ final class AccessLog {
         let remembered = error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord
         if !remembered { lastAssetFailure = ("\(key): \(error)", Date()) }
         if pass != nil, pass?.failing.insert(key).inserted == false { return }
-        let message = String(describing: error)
         // Written once, at warning: a failure on record, or the same failure again (a conflict a retry after
         // `SIGHUP` finds again, an answer that is still no image an hour later) is counted by the pass and goes
         // to debug, so that a failing item costs one line, not one per poll or retry for as long as it fails.
-        let repeated = failuresWritten[key].map { remembered || $0 == message } ?? false
+        // A failure on record already written is not even formatted unless debug lines are wanted: a pass over a
+        // gallery with 10,000 error items refuses 10,000 of them.
+        let written = failuresWritten[key]
+        if written != nil, remembered, logger.logLevel > .debug {
+            pass?.remembered += 1
+            return
+        }
+        let message = String(describing: error)
+        let repeated = written.map { remembered || $0 == message } ?? false
         if repeated {
             pass?.remembered += 1
         } else {
