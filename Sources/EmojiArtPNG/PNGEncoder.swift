@@ -1,14 +1,24 @@
 import CPNG
 
-/// Encodes raw pixels as PNG files with libpng's simplified write API.
+/// Encodes raw pixels as PNG files with libpng's simplified write API, or, uncompressed, with zlib's stored blocks.
 ///
 /// The simplified API (`png_image_write_to_memory`) reports failure through a return value and a
 /// message in the `png_image` structure instead of `longjmp`, so it is safe to call from Swift
 /// without a C shim. Encoding is a pure function: no shared state, callable from any thread.
 public enum PNGEncoder {
+    /// How the pixel data is deflated.
+    public enum Compression: Sendable {
+        /// libpng's choice: rows filtered, zlib's default level. Small files; tens of milliseconds a picture.
+        case standard
+        /// Rows unfiltered, in deflate's stored blocks: the file is the pixels' size and a few bytes per
+        /// 64 KiB, and making it costs a copy and two checksums. For bodies of tens of MiB that only need to be
+        /// valid PNGs (the gallery's `large` fault), where compressing them would cost seconds of CPU.
+        case stored
+    }
+
     /// Encodes an 8-bit RGBA image (straight, not premultiplied, alpha) as a complete PNG file.
     ///
-    /// Uses the two-call pattern of `png_image_write_to_memory`: the first call (no buffer)
+    /// `.standard` uses the two-call pattern of `png_image_write_to_memory`: the first call (no buffer)
     /// compresses once to learn the exact size, the second writes into a buffer of that size. The
     /// image is compressed twice; that is the price of never over-allocating or guessing a bound.
     ///
@@ -16,9 +26,12 @@ public enum PNGEncoder {
     ///   - width: pixels per row, 1 or more.
     ///   - height: rows, 1 or more.
     ///   - pixels: `width * height * 4` bytes, rows top to bottom, each pixel R, G, B, A.
+    ///   - compression: how the pixel data is deflated.
     /// - Returns: the PNG file's bytes, signature first.
-    /// - Throws: ``PNGEncodingError`` when the dimensions or buffer are invalid, or libpng fails.
-    public static func encodeRGBA(width: Int, height: Int, pixels: [UInt8]) throws(PNGEncodingError) -> [UInt8] {
+    /// - Throws: ``PNGEncodingError`` when the dimensions or buffer are invalid, or libpng or zlib fails.
+    public static func encodeRGBA(
+        width: Int, height: Int, pixels: [UInt8], compression: Compression = .standard
+    ) throws(PNGEncodingError) -> [UInt8] {
         // PNG dimensions are 31-bit; the row stride (width * 4) must fit libpng's png_int_32.
         guard width > 0, height > 0, width <= Int(Int32.max) / 4, height <= Int(Int32.max) else {
             throw PNGEncodingError(
@@ -32,6 +45,10 @@ public enum PNGEncoder {
                 kind: .bufferSizeMismatch,
                 message: "a \(width)x\(height) RGBA image needs \(overflow ? "more than Int.max" : String(expected)) bytes, got \(pixels.count)"
             )
+        }
+
+        if compression == .stored {
+            return try StoredPNGWriter.encodeRGBA(width: width, height: height, pixels: pixels)
         }
 
         var image = png_image()
@@ -79,6 +96,8 @@ public struct PNGEncodingError: Error, Sendable, CustomStringConvertible {
         case bufferSizeMismatch
         /// libpng reported an error (out of memory, internal limit, ...).
         case libpng
+        /// zlib reported an error (out of memory) while storing the pixel data.
+        case zlib
     }
 
     /// The broad reason.

@@ -1,4 +1,5 @@
 import CurlHTTP
+import Dispatch
 import TestSupport
 import Testing
 
@@ -44,21 +45,43 @@ struct BandwidthLimitTests {
 
 extension BandwidthLimitTests {
     /// A transfer that starts while another is under way is not starved: both get about half of the budget, so
-    /// the later one (a repair, say) is done about when the earlier one is, not after it.
+    /// a small later one (a repair, say) is done while the large earlier one is still under way, not after it.
+    /// The gallery holds the large body until the small request has come (a barrier, not a timing), so the large
+    /// one has all of its bytes to go when the small one starts, however the machine schedules the two.
     @Test("transfers share the budget evenly: a later one is not starved by an earlier one")
     func evenShares() async throws {
-        let server = try TestHTTPServer { request in .respond(status: 200, body: Self.body(150_000, seed: request.target.count)) }
+        let large = 300_000, small = 50_000
+        let smallAsked = DispatchSemaphore(value: 0)
+        let server = try TestHTTPServer { request in
+            if request.target == "/large" {
+                _ = smallAsked.wait(timeout: .now() + 30)
+            } else {
+                smallAsked.signal()
+            }
+            return .respond(status: 200, body: Self.body(request.target == "/large" ? large : small, seed: request.target.count))
+        }
         defer { server.stop() }
         let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 4, maxReceiveBytesPerSecond: 100 * 1024))
         defer { client.shutdown() }
+        let order = Shared<[String]>([])
         let started = ContinuousClock.now
-        let first = Task { _ = try await client.fetch(server.url("/first")); return ContinuousClock.now }
-        #expect(await eventually { server.requestCount("/first") == 1 })
-        let second = Task { _ = try await client.fetch(server.url("/second-one")); return ContinuousClock.now }
-        let (firstDone, secondDone) = (try await first.value, try await second.value)
-        #expect(started.duration(to: firstDone) >= .milliseconds(2_000), "the first did not share")
-        // Alone, the first would take 1.4 s; sharing, about 2.8 s for both. Starved, the second would end ~1.4 s
-        // after the first.
-        #expect(firstDone.duration(to: secondDone) < .milliseconds(700), "the second ended long after the first")
+        let first = Task {
+            _ = try await client.fetch(server.url("/large"))
+            order.append("large")
+            return ContinuousClock.now
+        }
+        #expect(await eventually { server.requestCount("/large") == 1 })
+        let second = Task {
+            _ = try await client.fetch(server.url("/small"))
+            order.append("small")
+        }
+        let firstDone = try await first.value
+        try await second.value
+        // Alone, the large one takes 2.9 s, and the small one would wait for it if starved. Sharing, the small one
+        // is done once it has had a sixth of what the large one needs.
+        #expect(order.value == ["small", "large"], "the later transfer was starved")
+        // Both bodies came through the one budget before the large one ended: at least (350,000 - 3 chunks of
+        // 10,240 taken on credit) / 102,400 s.
+        #expect(started.duration(to: firstDone) >= .milliseconds(3_000), "the two did not share one budget")
     }
 }

@@ -42,13 +42,18 @@ struct FailureTests {
         let client = try CurlHTTPClient(configuration: .init(connectTimeout: .milliseconds(300)))
         defer { client.shutdown() }
 
-        let start = ContinuousClock.now
         let error = await #expect(throws: HTTPClientError.self) {
             try await client.get("http://127.0.0.1:\(port)/gallery/images")
         }
         #expect(error?.kind == .timedOut)
         #expect(error?.message.hasPrefix("timed out after 300ms connecting to 127.0.0.1:\(port)") == true)
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // libcurl's own account: a timer fired while connecting (`Failed to connect to 127.0.0.1 port P after
+        // 300 ms: Timeout was reached`), and with the total timeout at 300 s that is the connect timeout (without
+        // it, libcurl's default of 300 s would outlast the suite's time limit). How soon is not asserted: a loaded
+        // machine is late.
+        let detail = error?.detail ?? ""
+        #expect(detail.hasPrefix("Failed to connect to 127.0.0.1 port \(port) after "), "\(String(describing: error))")
+        #expect(detail.hasSuffix("Timeout was reached"), "\(String(describing: error))")
     }
 
     @Test("A server that accepts and never answers hits the low-speed timeout")
@@ -65,8 +70,9 @@ struct FailureTests {
         #expect(error?.kind == .timedOut)
         #expect(error?.message.hasPrefix("timed out after") == true)
         #expect(error?.message.contains("receiving \(url) (slower than 1 bytes/s for 1s)") == true)
+        // libcurl names the low-speed window it was given: the configured 1 s, not the 30 s default.
+        #expect(error?.detail == "Operation too slow. Less than 1 bytes/sec transferred the last 1 seconds", "\(String(describing: error))")
         #expect(elapsed >= .milliseconds(900))
-        #expect(elapsed < .seconds(10))
     }
 
     @Test("The total timeout bounds a request even while the low-speed timer is happy to wait")
@@ -76,11 +82,11 @@ struct FailureTests {
         let client = try CurlHTTPClient(configuration: .init(totalTimeout: .milliseconds(400)))
         defer { client.shutdown() }
 
-        let start = ContinuousClock.now
         let error = await #expect(throws: HTTPClientError.self) { try await client.get(server.url("/slow")) }
         #expect(error?.kind == .timedOut)
         #expect(error?.message.contains("limit for the whole request") == true)
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // The total timeout fired, not the low-speed one (30 s by default, which says "Operation too slow").
+        #expect(error?.detail?.hasPrefix("Operation timed out after") == true, "\(String(describing: error))")
     }
 
     @Test("A body shorter than its Content-Length is reported as truncated, with both sizes")
@@ -122,11 +128,10 @@ struct FailureTests {
         let client = try CurlHTTPClient(configuration: .init(maxBodySize: 1024 * 1024))
         defer { client.shutdown() }
 
-        let start = ContinuousClock.now
+        // A client that waited for the body would end on the low-speed timeout instead (kind timedOut).
         let error = await #expect(throws: HTTPClientError.self) { try await client.get(server.url("/huge")) }
         #expect(error?.kind == .tooLarge(limit: 1024 * 1024))
         #expect(error?.message.contains("server declared 10737418240 bytes") == true, "\(String(describing: error))")
-        #expect(ContinuousClock.now - start < .seconds(5))
         #expect(client.statistics.bytesReceived == 0)
     }
 
@@ -186,7 +191,10 @@ struct FailureTests {
         #expect(error?.kind == .unsupportedURL)
         #expect(error?.message.hasPrefix("refusing") == true)
         #expect(client.statistics.requestsStarted == 0)
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(server.acceptedConnections == 0)
+        // A connection the refused URL had opened would have been accepted before this request's: the server
+        // sees one connection and one request, this one's.
+        #expect(try await client.fetch(server.url("/after")).isEmpty)
+        #expect(server.acceptedConnections == 1)
+        #expect(server.targets == ["/after"])
     }
 }

@@ -3,19 +3,38 @@ import Testing
 
 @Suite("PNGEncoder: libpng's simplified write API, checked by libpng's reader")
 struct PNGEncoderTests {
-    @Test("pixels survive an encode and a libpng decode exactly", arguments: [(1, 1), (3, 2), (17, 5), (360, 650)])
-    func roundTrip(width: Int, height: Int) throws {
+    @Test(
+        "pixels survive an encode and a libpng decode exactly",
+        arguments: [(1, 1), (3, 2), (17, 5), (360, 650)], [PNGEncoder.Compression.standard, .stored])
+    func roundTrip(size: (width: Int, height: Int), compression: PNGEncoder.Compression) throws {
+        let (width, height) = size
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         for index in pixels.indices {
             pixels[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 7)
         }
-        let png = try PNGEncoder.encodeRGBA(width: width, height: height, pixels: pixels)
+        let png = try PNGEncoder.encodeRGBA(width: width, height: height, pixels: pixels, compression: compression)
         #expect(png.starts(with: PNGInspection.signature))
         let dimensions = try PNGInspection.dimensions(png)
         #expect(dimensions.width == width && dimensions.height == height)
         #expect(try PNGInspection.chunks(png).allSatisfy { $0.crcMatches })
         let decoded = try PNGInspection.decodeRGBA(png)
         #expect(decoded.pixels == pixels)
+    }
+
+    /// 2.1 MB of pixels: stored, they take their own size and a few bytes more, in three `IDAT` chunks of at most
+    /// 1 MiB; libpng decodes them (the round trip above checks the pixels).
+    @Test("stored: the file is the pixels' size and a little more, in IDAT chunks of at most 1 MiB")
+    func storedSize() throws {
+        let (width, height) = (1024, 520)
+        let pixels = (0..<(width * height * 4)).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 3) }
+        let png = try PNGEncoder.encodeRGBA(width: width, height: height, pixels: pixels, compression: .stored)
+        let overhead = png.count - pixels.count
+        // A filter byte per row, 5 bytes per stored block of at most 64 KiB, zlib's 6, 12 per chunk, the signature.
+        #expect(overhead >= height && overhead < height + 1024, "\(png.count) bytes for \(pixels.count) of pixels")
+        let idat = try PNGInspection.chunks(png).filter { $0.type == "IDAT" }
+        #expect(idat.count == 3)
+        #expect(try PNGInspection.chunks(png).allSatisfy { $0.crcMatches })
+        #expect(try PNGInspection.decodeRGBA(png).pixels == pixels)
     }
 
     @Test("encoding is deterministic")

@@ -39,6 +39,21 @@ public struct ProcessResources: CustomStringConvertible, Sendable {
     /// Whether a thread named `name` exists.
     public func hasThread(named name: String) -> Bool { threadNames.contains(name) }
 
+    /// Whether a thread named `name` is asleep (state `S` in `/proc/self/task/*/stat`): blocked in a system
+    /// call such as `poll(2)`, not running. For a test that acts on a thread once it has parked.
+    public static func isAsleep(threadNamed name: String) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.contains { task in
+            let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            guard comm == name, let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return false }
+            // `pid (comm) state ...`: the name may hold spaces, so the state is read after the last parenthesis.
+            return stat[stat.index(after: end)...].split(separator: " ").first == "S"
+        }
+    }
+
     public var description: String {
         "fds=\(descriptorCount) inotify=\(inotifyDescriptors) eventfd=\(eventDescriptors) threads=\(threadCount)"
     }

@@ -27,3 +27,10 @@ extension Shared where Value == Int {
         }
     }
 }
+
+extension Shared {
+    /// Appends `element` to the array, under the lock.
+    public func append<Element: Sendable>(_ element: Element) where Value == [Element] {
+        storage.withLock { $0.append(element) }
+    }
+}

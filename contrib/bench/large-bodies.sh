@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Large bodies (issue 23): the figures of photo-sized images, from the bundled gallery's `large:MEGABYTES` fault
-# (a valid PNG of incompressible pixels, the same bytes for every image).
+# (a valid PNG of pseudo-random pixels stored uncompressed, the same bytes for every image).
 #
 #   contrib/bench/large-bodies.sh [--bin DIR] [--only rss,bwlimit]
 #

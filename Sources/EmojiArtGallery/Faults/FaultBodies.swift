@@ -74,7 +74,8 @@ enum FaultBodies {
     }
 
     /// A valid PNG of about `megabytes` MiB: RGBA rows 2048 pixels wide of pseudo-random bytes (a pattern of
-    /// 64 KiB + 1 bytes repeated, longer than deflate's 32 KiB window, so it does not compress).
+    /// 64 KiB + 1 bytes repeated), stored uncompressed: the file is the pixels' size, and making it costs
+    /// copies, not the seconds of CPU compressing tens of MiB would (the tests make one beside other suites).
     static func largePNG(megabytes: Int) throws(PNGEncodingError) -> [UInt8] {
         let width = 2048
         let height = (megabytes << 20) / (width * 4)
@@ -90,7 +91,7 @@ enum FaultBodies {
         while pixels.count < width * height * 4 {
             pixels.append(contentsOf: pattern.prefix(width * height * 4 - pixels.count))
         }
-        return try PNGEncoder.encodeRGBA(width: width, height: height, pixels: pixels)
+        return try PNGEncoder.encodeRGBA(width: width, height: height, pixels: pixels, compression: .stored)
     }
 
     /// `png` in slices of 64 KiB with its `Content-Length`: a large body written from the one shared copy.

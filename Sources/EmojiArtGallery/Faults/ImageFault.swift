@@ -27,8 +27,8 @@ public enum ImageFault: Sendable, Equatable, Hashable {
     case slow(milliseconds: Int)
     /// `429` or `503` with a `Retry-After`, once per path (``Throttle``), then the normal PNG.
     case throttle(Throttle)
-    /// A valid PNG of about `megabytes` MiB of incompressible pixels instead of the painted one (a photo-sized
-    /// body), streamed in slices; the same bytes for every image and request while the server runs.
+    /// A valid PNG of about `megabytes` MiB of pseudo-random pixels stored uncompressed instead of the painted one
+    /// (a photo-sized body), streamed in slices; the same bytes for every image and request while the server runs.
     case large(megabytes: Int)
 
     /// The fault's name in logs and JSON: `corrupt`, `slow:250`, ...

@@ -37,6 +37,11 @@ final class GalleryImageCache: Sendable {
         }
     }
 
+    /// How many images are painted and kept.
+    var count: Int {
+        entries.withLock { $0.count }
+    }
+
     /// Drops every entry that is not of `generation` (called when the generation changes).
     func keepOnly(generation: Int) {
         entries.withLock { entries in

@@ -200,6 +200,12 @@ public final class GalleryServer: Sendable {
         state.activeStreams
     }
 
+    /// Images painted so far (at the current generation, and the previous ones' until it changed): what a
+    /// test reads to see that images are made on first request, not up front.
+    var paintedImageCount: Int {
+        state.images.count
+    }
+
     // MARK: Content
 
     /// The count items, unshuffled, N = 1...count, with this server's checksums.

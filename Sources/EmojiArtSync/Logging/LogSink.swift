@@ -124,6 +124,11 @@ public final class LogSink: Sendable {
         writer.append(batch, whenFull: whenFull)
     }
 
+    /// How many times a caller waited for room in the full buffer (`WhenFull.wait`); a `.drop` caller never does.
+    var waitsForRoom: Int {
+        writer.waitsForRoom
+    }
+
     /// How a line of `kind` is copied to stderr: an access line not at all on the journal when the log file
     /// has it (the journal is for what a person reads; without a file the journal is the only log there is).
     func standardErrorForm(for kind: LineKind) -> StandardErrorForm {

@@ -43,6 +43,8 @@ final class LogWriter: Sendable {
         /// A caller waited `fullWait` for room in vain: until the writer takes its next batch, a caller that
         /// finds the buffer full drops its line at once instead of waiting too.
         var stalled = false
+        /// How many times a caller waited for the writer because the buffer was full (a `.wait` caller only).
+        var waitsForRoom = 0
         /// No writer thread runs (stopped, or never started): callers write themselves, to `file`.
         var direct = false
         /// The file (nil: stderr only) while `direct`; the writer thread holds it otherwise.
@@ -128,7 +130,10 @@ final class LogWriter: Sendable {
                     return (false, false, true)
                 }
                 if state.pending.byteCount + needed > Self.capacity && state.pending.byteCount > 0 {
-                    guard waited || state.stalled || whenFull == .drop else { return (false, true, false) }
+                    guard waited || state.stalled || whenFull == .drop else {
+                        state.waitsForRoom += 1
+                        return (false, true, false)
+                    }
                     if waited { state.stalled = true }
                     let first = state.dropped == 0
                     state.dropped += lines
@@ -148,6 +153,11 @@ final class LogWriter: Sendable {
             _ = waitForBatch(reopen: false, timeout: Self.fullWait)
             waited = true
         }
+    }
+
+    /// How many times a caller waited for room in the full buffer: never one that asked to drop instead.
+    var waitsForRoom: Int {
+        state.withLock { $0.waitsForRoom }
     }
 
     /// Waits until everything appended so far is written (at most `timeout`); with `reopen`, the file is

@@ -82,15 +82,16 @@ struct BackgroundAgentTests {
         await gallery.stop()
     }
 
-    /// A burst of deletions larger than the agent's window of pending accesses (128 at `--concurrency 2`):
-    /// every file comes back. 300 deletions show it; thousands belong in contrib/bench/repair-latency.sh.
+    /// A burst of deletions larger than the agent's window of pending accesses (64 at `--concurrency 1`, its
+    /// smallest): every file comes back. 130 deletions, over twice the window, show it; thousands belong in
+    /// contrib/bench/repair-latency.sh.
     @Test func aBurstOfDeletionsLargerThanTheAccessWindowAllComeBack() async throws {
-        let gallery = try await GalleryFixture(count: 400, imageSize: .small)
+        let gallery = try await GalleryFixture(count: 150, imageSize: .small)
         let dir = TemporaryDirectory("burst")
-        let agent = try await gallery.startAgent(dir: dir) { $0.http.concurrency = 2 }
+        let agent = try await gallery.startAgent(dir: dir) { $0.http.concurrency = 1 }
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.http.concurrency = 2
-        let victims = Array(gallery.validNumbers.prefix(300))
+        configuration.http.concurrency = 1
+        let victims = Array(gallery.validNumbers.prefix(130))
         #expect(victims.count > 2 * configuration.accessWindow)
         for n in victims { unlink(dir.file("gallery_image_\(n).png")) }
         let back = await eventually(timeout: .seconds(300)) { victims.allSatisfy { gallery.isMirrored($0, in: dir) } }
@@ -111,12 +112,11 @@ struct BackgroundAgentTests {
         #expect(await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=failed") } })
         let gallery = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: port, count: 3))
         _ = try await gallery.start()
-        let upAt = ContinuousClock.now
-        let synced = await eventually(timeout: .seconds(20)) {
+        // Synced on the feed's retry (1 s after the first failure, doubling up to 30 s), not at the hour's poll.
+        let synced = await eventually {
             (1...3).allSatisfy { readBytes(dir.file("gallery_image_\($0).png")) == gallery.imageBytes($0) }
         }
         #expect(synced)
-        #expect(ContinuousClock.now - upAt < .seconds(10))
         #expect(await agent.stop() == .success)
         await gallery.stop()
     }

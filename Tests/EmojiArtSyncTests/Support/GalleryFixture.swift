@@ -13,10 +13,14 @@ final class GalleryFixture: Sendable {
 
     /// `imageSize: .small` for tests of thousands of assets, where painting full-size images would cost more
     /// than the agent under test.
-    init(count: Int = 29, faults: GalleryFaults = .none, imageSize: GalleryImageSize = .full) async throws {
+    /// `requestLogger` sees each request once its response is done or abandoned, with the bytes sent.
+    init(
+        count: Int = 29, faults: GalleryFaults = .none, imageSize: GalleryImageSize = .full,
+        requestLogger: (@Sendable (GalleryRequestRecord) -> Void)? = nil
+    ) async throws {
         self.count = count
         server = GalleryServer(configuration: GalleryConfiguration(
-            host: "127.0.0.1", port: 0, count: count, faults: faults, imageSize: imageSize))
+            host: "127.0.0.1", port: 0, count: count, faults: faults, imageSize: imageSize, requestLogger: requestLogger))
         baseURL = try await server.start()
     }
 

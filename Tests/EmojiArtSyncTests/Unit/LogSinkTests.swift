@@ -11,9 +11,6 @@ import Glibc
 /// goes away; size rotation; following an outside rotation (logrotate's rename); a stuck file.
 @Suite(.timeLimit(.minutes(1)))
 struct LogSinkTests {
-    /// How long a caller that finds the buffer full waits for the writer, at most (`LogSink.WhenFull.wait`).
-    static let fullWait: Duration = .seconds(1)
-
     static func read(_ path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
@@ -156,6 +153,7 @@ struct LogSinkTests {
         var sink: LogSink? = try LogSink(path: fifo.path, alsoStandardError: false)
         let lines = Self.numbered(200_000)  // 10 MB: more than the pipe, a batch being written and the buffer hold
         for line in lines { sink?.write(line: line) }  // returns: the point of the test
+        #expect(sink?.waitsForRoom == 1, "one caller waited for room, once")
 
         let text = await fifo.readToEnd { sink = nil }
         let dropped = UnreadLogFIFO.droppedCount(in: text)
