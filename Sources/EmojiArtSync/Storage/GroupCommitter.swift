@@ -44,6 +44,8 @@ final class GroupCommitter {
     /// A downloaded asset in a private temporary file, waiting to be put at its path.
     struct PendingFile: Sendable {
         let temporaryPath: String
+        /// The temporary file's identity, from its writer's descriptor: the commit does not look the path up again.
+        let identity: FileIdentity
         let entry: IndexEntry
     }
 
@@ -111,7 +113,8 @@ final class GroupCommitter {
         let entry = IndexEntry(
             name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
-        switch try await commit(PendingFile(temporaryPath: staged.temporaryPath, entry: entry)) {
+        switch try await commit(PendingFile(
+            temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry)) {
         case .installed(_, let movedAside):
             log.pathStored(path)
             if let movedAside { log.movedAside(asset.key, name: name, to: movedAside) }
@@ -304,12 +307,8 @@ final class GroupCommitter {
         let name = file.entry.name
         let path = directory.path(ofAsset: name)
         let status = storage.status
-        let identity: FileIdentity
+        let identity = file.identity
         do {
-            guard let info = try status.status(of: file.temporaryPath) else {
-                throw SyncError(.system, "\(file.temporaryPath) vanished before it was moved into place", path: file.temporaryPath)
-            }
-            identity = info.identity
             // Not the agent's path, or the agent's with nothing there: only ever onto an empty path.
             let occupant = try row.map { _ throws(SyncError) in try status.occupant(at: path) }
             if let refusal = occupant?.refusal(owned: true) {
