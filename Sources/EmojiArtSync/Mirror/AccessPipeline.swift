@@ -507,16 +507,21 @@ public final class AccessPipeline {
         case taken(path: String, refusal: String, occupant: PathOccupant)
     }
 
-    /// Off the silo: no fetch for a path the agent could not write anyway (one `lstat`, whose error is an error),
-    /// then `AssetFetcher.fetchAndStage`.
+    /// Off the silo: `AssetFetcher.fetchAndStage`. The agent's own path (`owned`, a repair) is looked at first
+    /// (one `lstat`, whose error is an error): no fetch when something it may not write sits there. A path the index
+    /// does not give the agent (every file of a cold pass) is not: the committer only ever renames onto it with
+    /// `RENAME_NOREPLACE`, which refuses whatever is there, and looks at what is in the way only then, so a status
+    /// call per file would buy nothing but a download saved in the rare case of a taken path.
     @concurrent
     private nonisolated static func stage(
         _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
         priority: RequestPriority
     ) async throws -> Staging {
-        let path = directory.path(ofAsset: key.fileName)
-        let occupant = try status.occupant(at: path)
-        if let refusal = occupant.refusal(owned: owned) { return .taken(path: path, refusal: refusal, occupant: occupant) }
+        if owned {
+            let path = directory.path(ofAsset: key.fileName)
+            let occupant = try status.occupant(at: path)
+            if let refusal = occupant.refusal(owned: true) { return .taken(path: path, refusal: refusal, occupant: occupant) }
+        }
         return .staged(try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory, priority: priority))
     }
 
