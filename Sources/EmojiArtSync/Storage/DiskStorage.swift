@@ -32,10 +32,15 @@ public final class DiskStorage {
     /// removed or replaced is never looked at through a new folder of the same name. -1 when it could not be opened
     /// (every look then goes by path).
     nonisolated let descriptor: Int32
+    /// DIR opened for reading, once, for its `fsync` after each batch of renames: the flush reaches the directory
+    /// the renames went into (not whatever has DIR's path by then), with no `open` and `close` per batch. -1 when
+    /// it could not be opened (each flush then opens DIR by path).
+    private nonisolated let flushDescriptor: Int32
 
     nonisolated init(directory: SyncDirectory, hooks: AgentTestHooks? = nil) {
         self.directory = directory
         self.descriptor = open(directory.root, Self.openPathOnly | O_DIRECTORY | O_CLOEXEC)
+        self.flushDescriptor = open(directory.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         self.status = PathStatus(hooks: hooks, root: directory.root, descriptor: descriptor)
         let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
         self.gate = gate
@@ -45,6 +50,7 @@ public final class DiskStorage {
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
+        if flushDescriptor >= 0 { close(flushDescriptor) }
     }
 
     /// `O_PATH` (Linux): a descriptor that names the directory for `*at` calls without opening it for reading.
@@ -174,11 +180,12 @@ public final class DiskStorage {
     func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
         let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
         let injected = status.hooks?.directoryFlushError
+        let kept = flushDescriptor  // DIR's: `paths` starts with it
         let failure: SyncError? = await BlockingIO.run {
-            for path in paths {
-                let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            for (position, path) in paths.enumerated() {
+                let fd = position == 0 && kept >= 0 ? kept : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 guard fd >= 0 else { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the directory to disk") }
-                defer { close(fd) }
+                defer { if fd != kept { close(fd) } }
                 if let injected { return SyncError.system("fsync", path: path, errno: injected, hint: "cannot flush the directory to disk") }
                 if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the directory to disk") }
             }
