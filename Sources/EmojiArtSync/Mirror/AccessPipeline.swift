@@ -31,6 +31,8 @@ public final class AccessPipeline {
     private let log: AccessLog
     private nonisolated let status: PathStatus
     private nonisolated let directory: SyncDirectory
+    /// DIR's `tmp/`, opened once: where the bodies of misses are written.
+    private nonisolated let temporaryFolder: TemporaryFolder
     private var passes: UInt64 = 0
     /// Where the memory cache held each feed key when a pass last found it there, by the key's position in the
     /// feed of `version`: a later listing of the key checks that slot (`MemoryCache.get(_:hint:)`) instead of
@@ -43,8 +45,9 @@ public final class AccessPipeline {
     init(
         memory: ImageLoader, index: AssetIndex, catalogue: FeedCatalogue, inspector: FileInspector,
         committer: GroupCommitter, fetcher: AssetFetcher, log: AccessLog, status: PathStatus, directory: SyncDirectory,
-        directoryDescriptor: Int32
+        directoryDescriptor: Int32, temporaryFolder: TemporaryFolder
     ) {
+        self.temporaryFolder = temporaryFolder
         self.directoryDescriptor = directoryDescriptor
         self.memory = memory
         self.index = index
@@ -257,7 +260,7 @@ public final class AccessPipeline {
         let staging: Result<Staging, any Error>
         do {
             staging = .success(try await Self.stage(
-                miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, priority: .normal))
+                miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder, priority: .normal))
         } catch {
             staging = .failure(error)
         }
@@ -464,7 +467,7 @@ public final class AccessPipeline {
         let staging: Result<Staging, any Error>
         do {
             staging = .success(try await Self.stage(
-                key, owned: owned, fetcher: fetcher, status: status, directory: directory, priority: priority))
+                key, owned: owned, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder, priority: priority))
         } catch {
             staging = .failure(error)
         }
@@ -515,14 +518,14 @@ public final class AccessPipeline {
     @concurrent
     private nonisolated static func stage(
         _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
-        priority: RequestPriority
+        folder: TemporaryFolder, priority: RequestPriority
     ) async throws -> Staging {
         if owned {
             let path = directory.path(ofAsset: key.fileName)
             let occupant = try status.occupant(at: path)
             if let refusal = occupant.refusal(owned: true) { return .taken(path: path, refusal: refusal, occupant: occupant) }
         }
-        return .staged(try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory, priority: priority))
+        return .staged(try await fetcher.fetchAndStage(key, in: folder, priority: priority))
     }
 
     /// A changed feed tag: fetched conditionally, stored only when the bytes differ. A `200` goes to a temporary
@@ -534,7 +537,7 @@ public final class AccessPipeline {
         let asset: Asset
         let received: Int
         switch try await fetcher.fetchAndStage(
-            key, in: directory.temporaryDirectory, validators: validators.isEmpty ? nil : validators)
+            key, in: temporaryFolder, validators: validators.isEmpty ? nil : validators)
         {
         case .notModified:
             (result, received) = ("not_modified", 0)

@@ -37,9 +37,9 @@ extension AssetFetcher {
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
     @concurrent
     public func fetchAndStage(
-        _ key: AssetKey, in temporaryDirectory: String, priority: RequestPriority = .normal
+        _ key: AssetKey, in temporaryFolder: TemporaryFolder, priority: RequestPriority = .normal
     ) async throws -> StagedAsset {
-        switch try await fetchAndStage(key, in: temporaryDirectory, validators: nil, priority: priority) {
+        switch try await fetchAndStage(key, in: temporaryFolder, validators: nil, priority: priority) {
         case .staged(let staged):
             return staged
         case .notModified:
@@ -54,7 +54,7 @@ extension AssetFetcher {
     /// Any other status throws ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request.
     @concurrent
     public func fetchAndStage(
-        _ key: AssetKey, in temporaryDirectory: String, validators: HTTPValidators?, priority: RequestPriority = .normal
+        _ key: AssetKey, in temporaryFolder: TemporaryFolder, validators: HTTPValidators?, priority: RequestPriority = .normal
     ) async throws -> StagedFetch {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
@@ -62,7 +62,7 @@ extension AssetFetcher {
         typealias Answer = (file: StreamedBodyFile, body: StreamedBodyFile.Finished, validators: HTTPValidators)
         let answer = try await withRetries(url: url) { () async throws -> Answer? in
             // A new file per attempt: the one of a failed attempt goes with its sink. A 304 makes none.
-            let file = StreamedBodyFile(in: temporaryDirectory)
+            let file = StreamedBodyFile(in: temporaryFolder)
             let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
             if response.status == 304 && !headers.isEmpty { return nil }
             guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }

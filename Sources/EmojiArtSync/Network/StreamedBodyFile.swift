@@ -44,12 +44,12 @@ final class StreamedBodyFile: HTTPBodySink {
     }
 
     /// The temporary folder the file is made in.
-    let directory: String
+    let folder: TemporaryFolder
     private let state: Mutex<State>
 
-    /// A body that will be written into a new file in `directory` once its first byte comes.
-    init(in directory: String) {
-        self.directory = directory
+    /// A body that will be written into a new file in `folder` once its first byte comes.
+    init(in folder: TemporaryFolder) {
+        self.folder = folder
         state = Mutex(State(buffer: []))
     }
 
@@ -64,7 +64,7 @@ final class StreamedBodyFile: HTTPBodySink {
     private func makeFile(_ state: inout State) -> Bool {
         guard state.path == nil else { return state.fd >= 0 }
         do {
-            let (fd, path) = try DiskStorage.createTemporaryFile(in: directory)
+            let (fd, path) = try DiskStorage.createTemporaryFile(in: folder)
             // The buffer grows as bytes come, up to `bufferSize`: most images are far smaller than it.
             (state.fd, state.path) = (fd, path)
             return true
@@ -113,7 +113,7 @@ final class StreamedBodyFile: HTTPBodySink {
                     _ = Self.flush(&state)
                 }
             }
-            let path = state.path ?? directory
+            let path = state.path ?? folder.path
             if let failure = state.failure {
                 return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
             }
@@ -131,7 +131,7 @@ final class StreamedBodyFile: HTTPBodySink {
     /// call.
     func handOn() throws(SyncError) -> FileIdentity {
         let outcome = state.withLock { state -> Result<FileIdentity, SyncError> in
-            let path = state.path ?? directory
+            let path = state.path ?? folder.path
             guard state.fd >= 0 else { return .failure(SyncError(.system, "\(path) is not open: not finished", path: path)) }
             var info = stat()
             let looked = fstat(state.fd, &info) == 0

@@ -14,7 +14,7 @@ import Testing
     private func streamAndHandOn(
         _ bytes: [UInt8], pieces: Int, into directory: String
     ) throws -> (finished: StreamedBodyFile.Finished, identity: FileIdentity) {
-        let file = StreamedBodyFile(in: directory)
+        let file = StreamedBodyFile(in: TemporaryFolder(path: directory))
         let size = max(1, bytes.count / pieces)
         for start in stride(from: 0, to: bytes.count, by: size) {
             let ok = bytes[start..<min(start + size, bytes.count)].withUnsafeBytes { file.write($0) }
@@ -60,7 +60,7 @@ import Testing
         let dir = TemporaryDirectory("streamed-dropped")
         var path = ""
         do {
-            let file = StreamedBodyFile(in: dir.path)
+            let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
             #expect(Array("{\"error\": 1}".utf8).withUnsafeBytes { file.write($0) })
             path = try file.finish().path
             #expect(FileManager.default.fileExists(atPath: path))
