@@ -219,7 +219,7 @@ final class MirrorKeeper {
     }
 
     private func scheduleNextPoll() {
-        let interval = configuration.schedule.pollInterval.seconds * Double.random(in: 0.9...1.1)
+        let interval = configuration.schedule.pollInterval.seconds * JitterRandom.number(in: 0.9...1.1)
         nextPollAt = ContinuousClock.now.advanced(by: .milliseconds(Int64(interval * 1000)))
     }
 

@@ -24,11 +24,11 @@ struct RetryPolicy: Sendable, Equatable {
 
     /// `unusableAnswer`, jittered like the other delays so many such items do not come due together.
     var unusableAnswerDelay: Duration {
-        unusableAnswer * (1 - jitter * Double.random(in: 0...1))
+        unusableAnswer * (1 - jitter * JitterRandom.number(in: 0...1))
     }
 
     /// The delay before retry number `attempt` (1 = after the first failure).
-    func delay(afterAttempt attempt: Int, random: Double = Double.random(in: 0...1)) -> Duration {
+    func delay(afterAttempt attempt: Int, random: Double = JitterRandom.number(in: 0...1)) -> Duration {
         let exponent = min(max(attempt - 1, 0), 30)
         let raw = base * (1 << exponent)
         let capped = raw > cap ? cap : raw

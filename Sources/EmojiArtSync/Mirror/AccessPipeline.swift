@@ -31,6 +31,8 @@ final class AccessPipeline {
     private let log: AccessLog
     private nonisolated let status: PathStatus
     private nonisolated let directory: SyncDirectory
+    /// DIR's `tmp/`, opened once: where the bodies of misses are written.
+    private nonisolated let temporaryFolder: TemporaryFolder
     private var passes: UInt64 = 0
     /// Where the memory cache holds each key of the feed a pass works through, by position (`CacheHints`).
     private var cacheHints = CacheHints()
@@ -41,8 +43,9 @@ final class AccessPipeline {
     init(
         memory: ImageLoader, index: AssetIndex, catalogue: FeedCatalogue, inspector: FileInspector,
         committer: GroupCommitter, fetcher: AssetFetcher, log: AccessLog, status: PathStatus, directory: SyncDirectory,
-        directoryDescriptor: Int32
+        directoryDescriptor: Int32, temporaryFolder: TemporaryFolder
     ) {
+        self.temporaryFolder = temporaryFolder
         self.directoryDescriptor = directoryDescriptor
         self.memory = memory
         self.index = index
@@ -256,7 +259,7 @@ final class AccessPipeline {
         let staging: Result<Staging, any Error>
         do {
             staging = .success(try await Self.stage(
-                miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, priority: .normal))
+                miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder, priority: .normal))
         } catch {
             staging = .failure(error)
         }
@@ -463,7 +466,7 @@ final class AccessPipeline {
         let staging: Result<Staging, any Error>
         do {
             staging = .success(try await Self.stage(
-                key, owned: owned, fetcher: fetcher, status: status, directory: directory, priority: priority))
+                key, owned: owned, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder, priority: priority))
         } catch {
             staging = .failure(error)
         }
@@ -506,17 +509,22 @@ final class AccessPipeline {
         case taken(path: String, refusal: String, occupant: PathOccupant)
     }
 
-    /// Off the silo: no fetch for a path the agent could not write anyway (one `lstat`, whose error is an error),
-    /// then `AssetFetcher.fetchAndStage`.
+    /// Off the silo: `AssetFetcher.fetchAndStage`. The agent's own path (`owned`, a repair) is looked at first
+    /// (one `lstat`, whose error is an error): no fetch when something it may not write sits there. A path the index
+    /// does not give the agent (every file of a cold pass) is not: the committer only ever renames onto it with
+    /// `RENAME_NOREPLACE`, which refuses whatever is there, and looks at what is in the way only then, so a status
+    /// call per file would buy nothing but a download saved in the rare case of a taken path.
     @concurrent
     private nonisolated static func stage(
         _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
-        priority: RequestPriority
+        folder: TemporaryFolder, priority: RequestPriority
     ) async throws -> Staging {
-        let path = directory.path(ofAsset: key.fileName)
-        let occupant = try status.occupant(at: path)
-        if let refusal = occupant.refusal(owned: owned) { return .taken(path: path, refusal: refusal, occupant: occupant) }
-        return .staged(try await fetcher.fetchAndStage(key, in: directory.temporaryDirectory, priority: priority))
+        if owned {
+            let path = directory.path(ofAsset: key.fileName)
+            let occupant = try status.occupant(at: path)
+            if let refusal = occupant.refusal(owned: true) { return .taken(path: path, refusal: refusal, occupant: occupant) }
+        }
+        return .staged(try await fetcher.fetchAndStage(key, in: folder, priority: priority))
     }
 
     /// A changed feed tag: fetched conditionally, stored only when the bytes differ. A `200` goes to a temporary
@@ -528,7 +536,7 @@ final class AccessPipeline {
         let asset: Asset
         let received: Int
         switch try await fetcher.fetchAndStage(
-            key, in: directory.temporaryDirectory, validators: validators.isEmpty ? nil : validators)
+            key, in: temporaryFolder, validators: validators.isEmpty ? nil : validators)
         {
         case .notModified:
             (result, received) = ("not_modified", 0)

@@ -14,6 +14,9 @@ struct StagedAsset: Sendable {
     /// The temporary file (in `SyncDirectory.temporaryDirectory`) holding exactly the bytes the server sent (the
     /// asset is kept without them: see `Asset.withoutBytes`).
     let temporaryPath: String
+    /// Which file the temporary file is (taken from the descriptor it was written through): what the committer
+    /// records as the agent's file once it is renamed into place.
+    let temporaryIdentity: FileIdentity
 }
 
 /// What a fetch that may be conditional came to: `304 Not Modified` (no body, no file), or a staged asset.
@@ -34,9 +37,9 @@ extension AssetFetcher {
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
     @concurrent
     func fetchAndStage(
-        _ key: AssetKey, in temporaryDirectory: String, priority: RequestPriority = .normal
+        _ key: AssetKey, in temporaryFolder: TemporaryFolder, priority: RequestPriority = .normal
     ) async throws -> StagedAsset {
-        switch try await fetchAndStage(key, in: temporaryDirectory, validators: nil, priority: priority) {
+        switch try await fetchAndStage(key, in: temporaryFolder, validators: nil, priority: priority) {
         case .staged(let staged):
             return staged
         case .notModified:
@@ -51,20 +54,22 @@ extension AssetFetcher {
     /// Any other status throws ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request.
     @concurrent
     func fetchAndStage(
-        _ key: AssetKey, in temporaryDirectory: String, validators: HTTPValidators?, priority: RequestPriority = .normal
+        _ key: AssetKey, in temporaryFolder: TemporaryFolder, validators: HTTPValidators?, priority: RequestPriority = .normal
     ) async throws -> StagedFetch {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
-        let answer = try await withRetries(url: url) { () async throws -> (StreamedBodyFile.Finished, HTTPValidators)? in
+        typealias Answer = (file: StreamedBodyFile, body: StreamedBodyFile.Finished, validators: HTTPValidators)
+        let answer = try await withRetries(url: url) { () async throws -> Answer? in
             // A new file per attempt: the one of a failed attempt goes with its sink. A 304 makes none.
-            let file = StreamedBodyFile(in: temporaryDirectory)
+            let file = StreamedBodyFile(in: temporaryFolder)
             let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
             if response.status == 304 && !headers.isEmpty { return nil }
             guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
-            return (try file.finish(), HTTPValidators(headers: response.headers))
+            return (file, try file.finish(), HTTPValidators(headers: response.headers))
         }
-        guard let (body, newValidators) = answer else {
+        // Until it is handed on, the file goes with its sink (removed) on any failure below.
+        guard let (file, body, newValidators) = answer else {
             metrics.fetched(bytes: 0, duration: started.duration(to: .now))
             return .notModified
         }
@@ -76,15 +81,12 @@ extension AssetFetcher {
             info = try body.bytes.map { bytes throws(PNGDefect) in try PNGValidator.validate(bytes, level: verification) }
                 ?? Self.validateFile(at: body.path, size: body.size, level: verification)
         } catch let defect as PNGDefect {
-            unlink(body.path)
             throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(defect)", underlying: defect)
-        } catch {
-            unlink(body.path)
-            throw error
         }
+        let identity = try file.handOn()
         return .staged(StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
-            validators: newValidators, temporaryPath: body.path))
+            validators: newValidators, temporaryPath: body.path, temporaryIdentity: identity))
     }
 
     /// Checks the PNG in the file at `path` (`size` bytes) as `PNGValidator` checks bytes, libpng's limits

@@ -13,9 +13,8 @@ import Glibc
 /// answer that is an error (a 500, a 429, a 304) makes no file, so it costs no create and unlink, and a file
 /// made before DIR turned read-only cannot be left behind by an error answer that comes after.
 ///
-/// Owns the file until ``finish()`` hands its path on; until then, and whenever it is dropped unfinished (a
-/// transfer that failed, was cut short or was cancelled), the file is removed: no temporary file outlives a
-/// failure. Its state sits behind a `Mutex` because the loop thread writes and the fetching task finishes.
+/// Owns the file until ``handOn()``; until then, and whenever it is dropped before (a transfer that failed, was cut
+/// short or was cancelled, a body that is no PNG), the file is removed: no temporary file outlives a failure. Its state sits behind a `Mutex` because the loop thread writes and the fetching task finishes.
 final class StreamedBodyFile: HTTPBodySink {
     /// What a finished body is: where, how long, its digest.
     struct Finished: Sendable {
@@ -45,12 +44,12 @@ final class StreamedBodyFile: HTTPBodySink {
     }
 
     /// The temporary folder the file is made in.
-    let directory: String
+    let folder: TemporaryFolder
     private let state: Mutex<State>
 
-    /// A body that will be written into a new file in `directory` once its first byte comes.
-    init(in directory: String) {
-        self.directory = directory
+    /// A body that will be written into a new file in `folder` once its first byte comes.
+    init(in folder: TemporaryFolder) {
+        self.folder = folder
         state = Mutex(State(buffer: []))
     }
 
@@ -65,7 +64,7 @@ final class StreamedBodyFile: HTTPBodySink {
     private func makeFile(_ state: inout State) -> Bool {
         guard state.path == nil else { return state.fd >= 0 }
         do {
-            let (fd, path) = try DiskStorage.createTemporaryFile(in: directory)
+            let (fd, path) = try DiskStorage.createTemporaryFile(in: folder)
             // The buffer grows as bytes come, up to `bufferSize`: most images are far smaller than it.
             (state.fd, state.path) = (fd, path)
             return true
@@ -97,8 +96,9 @@ final class StreamedBodyFile: HTTPBodySink {
         state.withLock { $0.failure ?? "the body's temporary file is closed" }
     }
 
-    /// Writes what is buffered and closes the file; the caller owns the path from here on (``Finished``). The
-    /// file is not flushed: the committer flushes a batch at once, as for every staged file.
+    /// Writes what is buffered; the file stays open, and this sink's, until ``handOn()`` (a body found to be no PNG
+    /// is dropped with its sink, file and all). The file is not flushed: the committer flushes a batch at once, as
+    /// for every staged file.
     func finish() throws(SyncError) -> Finished {
         let outcome = state.withLock { state -> Result<Finished, SyncError> in
             // An empty body made no file yet: it gets one too (an empty file is then refused as not a PNG).
@@ -113,21 +113,35 @@ final class StreamedBodyFile: HTTPBodySink {
                     _ = Self.flush(&state)
                 }
             }
-            let path = state.path ?? directory
+            let path = state.path ?? folder.path
             if let failure = state.failure {
                 return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
             }
-            if close(state.fd) != 0 {
-                let code = errno
-                state.fd = -1
-                return .failure(SyncError.system("close", path: path, errno: code, hint: "cannot write the asset"))
-            }
-            state.fd = -1
-            state.handedOn = true
             var digest = SHA256Digest()
             swap(&digest, &state.digest)
             return .success(Finished(
                 path: path, size: state.size, sha256: SHA256Digest.hexString(digest.finalize()), bytes: whole))
+        }
+        return try outcome.get()
+    }
+
+    /// Closes the finished file and hands its path on to the caller, with the file's identity, taken from the
+    /// descriptor it was written through (`fstat`): the committer records it as the agent's file once it is renamed
+    /// into DIR, without looking the path up again. Only a valid body gets here, so an error answer costs no status
+    /// call.
+    func handOn() throws(SyncError) -> FileIdentity {
+        let outcome = state.withLock { state -> Result<FileIdentity, SyncError> in
+            let path = state.path ?? folder.path
+            guard state.fd >= 0 else { return .failure(SyncError(.system, "\(path) is not open: not finished", path: path)) }
+            var info = stat()
+            let looked = fstat(state.fd, &info) == 0
+                ? nil : SyncError.system("fstat", path: path, errno: errno, hint: "cannot tell which file the asset is")
+            let closed = close(state.fd) == 0
+                ? nil : SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")
+            state.fd = -1
+            if let failure = looked ?? closed { return .failure(failure) }
+            state.handedOn = true
+            return .success(FileIdentity(info))
         }
         return try outcome.get()
     }

@@ -32,10 +32,18 @@ final class DiskStorage {
     /// removed or replaced is never looked at through a new folder of the same name. -1 when it could not be opened
     /// (every look then goes by path).
     nonisolated let descriptor: Int32
+    /// DIR opened for reading, once, for its `fsync` after each batch of renames: the flush reaches the directory
+    /// the renames went into (not whatever has DIR's path by then), with no `open` and `close` per batch. -1 when
+    /// it could not be opened (each flush then opens DIR by path).
+    private nonisolated let flushDescriptor: Int32
+    /// The state folder's `tmp/`, opened once: bodies are written into it and renamed out of it relative to it.
+    nonisolated let temporaryFolder: TemporaryFolder
 
     nonisolated init(directory: SyncDirectory, hooks: AgentTestHooks? = nil) {
         self.directory = directory
         self.descriptor = open(directory.root, Self.openPathOnly | O_DIRECTORY | O_CLOEXEC)
+        self.flushDescriptor = open(directory.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        self.temporaryFolder = TemporaryFolder(path: directory.temporaryDirectory)
         self.status = PathStatus(hooks: hooks, root: directory.root, descriptor: descriptor)
         let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
         self.gate = gate
@@ -45,11 +53,12 @@ final class DiskStorage {
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
+        if flushDescriptor >= 0 { close(flushDescriptor) }
     }
 
     /// `O_PATH` (Linux): a descriptor that names the directory for `*at` calls without opening it for reading.
     /// Glibc's Swift overlay does not export the macro.
-    private nonisolated static let openPathOnly: Int32 = 0o10000000
+    nonisolated static let openPathOnly: Int32 = 0o10000000
 
     /// The fingerprints of the regular files `names` in DIR (`fstatat` relative to its descriptor, links not
     /// followed), nil for each that is not a regular file or cannot be looked at: a hint for trusting files, never
@@ -104,46 +113,23 @@ final class DiskStorage {
         return (fd, Int(info.st_size))
     }
 
-    /// Writes `bytes` to a new, uniquely named file in `directory` (created with `O_EXCL`, mode 0644). Returns its
-    /// path. On failure the partial file is removed. Runs on the blocking-I/O pool, off the actor (`...Now` runs
-    /// where it is called): the file is private until `install`
-    /// renames it. It is not flushed here: `GroupCommitter` flushes a whole batch with one
-    /// `syncfs(2)` before any of it is renamed into place.
-    nonisolated static func writeTemporaryFile(_ bytes: [UInt8], in directory: String) async throws -> String {
-        try await BlockingIO.run { try writeTemporaryFileNow(bytes, in: directory) }
-    }
-
     /// `incoming-PID-RANDOM-`: taken once, so a new name costs a counter increment, not a `getpid` and a
     /// `getrandom` per file. `O_EXCL` still refuses a name that exists (a stale file of another process).
     private nonisolated static let temporaryNamePrefix = "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))-"
     private nonisolated static let temporaryNameCounter = Atomic<UInt64>(0)
 
-    /// A new, uniquely named file in `directory` (`O_EXCL`, mode 0644), open for writing: its descriptor and
-    /// path. The caller closes it, and removes it unless it hands the path on.
-    nonisolated static func createTemporaryFile(in directory: String) throws(SyncError) -> (fd: Int32, path: String) {
+    /// A new, uniquely named file in `folder` (`O_EXCL`, mode 0644, made relative to the folder's descriptor),
+    /// open for writing: its descriptor and path. The caller closes it, and removes it unless it hands the path on.
+    /// It is not flushed here: `GroupCommitter` flushes a whole batch before any of it is renamed into place.
+    nonisolated static func createTemporaryFile(in folder: TemporaryFolder) throws(SyncError) -> (fd: Int32, path: String) {
         let number = temporaryNameCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        let path = directory + "/" + temporaryNamePrefix + String(number)
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let name = temporaryNamePrefix + String(number)
+        let path = folder.path + "/" + name
+        let fd = folder.descriptor >= 0
+            ? openat(folder.descriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
         return (fd, path)
-    }
-
-    /// `writeTemporaryFile(_:in:)` on the calling thread.
-    nonisolated static func writeTemporaryFileNow(_ bytes: [UInt8], in directory: String) throws -> String {
-        let (fd, path) = try createTemporaryFile(in: directory)
-        var failure: SyncError?
-        let written = bytes.withUnsafeBytes { buffer in Result { () throws(SystemCallFailure) in try writeFully(fd, buffer) } }
-        if case .failure(let error) = written {
-            failure = SyncError.system("write", path: path, errno: error.errno, hint: "cannot write the asset (disk full?)")
-        }
-        if close(fd) != 0, failure == nil {
-            failure = SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")
-        }
-        if let failure {
-            unlink(path)
-            throw failure
-        }
-        return path
     }
 
     /// Outcome of `install`.
@@ -158,9 +144,10 @@ final class DiskStorage {
     /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
     func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
+        let source = temporaryFolder.location(of: temporaryFile)
         let renamed = descriptor >= 0
-            ? emojiart_rename_noreplace(AT_FDCWD, temporaryFile, descriptor, name)
-            : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
+            ? emojiart_rename_noreplace(source.directory, source.name, descriptor, name)
+            : emojiart_rename_noreplace(source.directory, source.name, AT_FDCWD, target)
         if renamed == 0 { return .installed }
         let code = errno
         unlink(temporaryFile)
@@ -174,11 +161,12 @@ final class DiskStorage {
     func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
         let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
         let injected = status.hooks?.directoryFlushError
+        let kept = flushDescriptor  // DIR's: `paths` starts with it
         let failure: SyncError? = await BlockingIO.run {
-            for path in paths {
-                let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            for (position, path) in paths.enumerated() {
+                let fd = position == 0 && kept >= 0 ? kept : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 guard fd >= 0 else { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the directory to disk") }
-                defer { close(fd) }
+                defer { if fd != kept { close(fd) } }
                 if let injected { return SyncError.system("fsync", path: path, errno: injected, hint: "cannot flush the directory to disk") }
                 if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the directory to disk") }
             }

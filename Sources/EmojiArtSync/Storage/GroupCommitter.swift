@@ -44,6 +44,8 @@ final class GroupCommitter {
     /// A downloaded asset in a private temporary file, waiting to be put at its path.
     struct PendingFile: Sendable {
         let temporaryPath: String
+        /// The temporary file's identity, from its writer's descriptor: the commit does not look the path up again.
+        let identity: FileIdentity
         let entry: IndexEntry
     }
 
@@ -111,7 +113,8 @@ final class GroupCommitter {
         let entry = IndexEntry(
             name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
-        switch try await commit(PendingFile(temporaryPath: staged.temporaryPath, entry: entry)) {
+        switch try await commit(PendingFile(
+            temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry)) {
         case .installed(_, let movedAside):
             log.pathStored(path)
             if let movedAside { log.movedAside(asset.key, name: name, to: movedAside) }
@@ -209,9 +212,9 @@ final class GroupCommitter {
     private func commitBatch(_ batch: [PendingFile]) async -> [Result<Outcome, any Error>] {
         TestFaultSwitch.killIfAsked(at: .afterWrites)
         // 1. Durable bytes, once for the batch, off the silo.
-        let temporaryDirectory = directory.temporaryDirectory
+        let folder = storage.temporaryFolder
         let paths = batch.map(\.temporaryPath)
-        if let failure = await BlockingIO.run({ Self.flush(paths, onFileSystemOf: temporaryDirectory) }) {
+        if let failure = await BlockingIO.run({ Self.flush(paths, in: folder) }) {
             for file in batch { unlink(file.temporaryPath) }
             return batch.map { _ in .failure(failure) }
         }
@@ -304,12 +307,8 @@ final class GroupCommitter {
         let name = file.entry.name
         let path = directory.path(ofAsset: name)
         let status = storage.status
-        let identity: FileIdentity
+        let identity = file.identity
         do {
-            guard let info = try status.status(of: file.temporaryPath) else {
-                throw SyncError(.system, "\(file.temporaryPath) vanished before it was moved into place", path: file.temporaryPath)
-            }
-            identity = info.identity
             // Not the agent's path, or the agent's with nothing there: only ever onto an empty path.
             let occupant = try row.map { _ throws(SyncError) in try status.occupant(at: path) }
             if let refusal = occupant?.refusal(owned: true) {
@@ -362,12 +361,13 @@ final class GroupCommitter {
     /// not for every dirty page of the file system (`syncfs` on a machine that is busy writing took 20 ms).
     nonisolated static let smallBatch = 8
 
-    /// Makes the files at `paths` durable: an `fsync` each for a small batch, one `syncfs(2)` of the file system
-    /// holding `directory` for a larger one. Nil, or the error.
-    private nonisolated static func flush(_ paths: [String], onFileSystemOf directory: String) -> SyncError? {
-        guard paths.count <= smallBatch else { return flushFileSystem(holding: directory) }
+    /// Makes the files at `paths` durable: an `fsync` each for a small batch (opened relative to `folder`), one
+    /// `syncfs(2)` of the file system holding `folder` for a larger one. Nil, or the error.
+    private nonisolated static func flush(_ paths: [String], in folder: TemporaryFolder) -> SyncError? {
+        guard paths.count <= smallBatch else { return flushFileSystem(holding: folder.path) }
         for path in paths {
-            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            let (at, name) = folder.location(of: path)
+            let fd = openat(at, name, O_WRONLY | O_CLOEXEC)
             if fd < 0 { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the asset to disk") }
             defer { close(fd) }
             if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the asset to disk") }

@@ -55,20 +55,20 @@ struct ConditionalFetchTests {
         do {
             let fetcher = AssetFetcher(client: client, server: try ServerAddress(gallery.baseURL), retries: 0)
             let key = try AssetKey(feedURL: "/gallery/image?3")
-            guard case .staged(let first) = try await fetcher.fetchAndStage(key, in: tmp.path, validators: nil) else {
+            guard case .staged(let first) = try await fetcher.fetchAndStage(key, in: TemporaryFolder(path: tmp.path), validators: nil) else {
                 throw TestFailure("an unconditional fetch must stage the asset")
             }
             #expect(readBytes(first.temporaryPath) == gallery.server.imageBytes(3))
             #expect(first.asset.bytes == nil, "the body went to the file, not to memory")
             #expect(!first.validators.isEmpty)
             unlink(first.temporaryPath)
-            let again = try await fetcher.fetchAndStage(key, in: tmp.path, validators: first.validators)
+            let again = try await fetcher.fetchAndStage(key, in: TemporaryFolder(path: tmp.path), validators: first.validators)
             guard case .notModified = again else { throw TestFailure("expected notModified, got \(again)") }
             #expect(gallery.server.requestCount(path: "/gallery/image?3") == 2)
             #expect(tmp.names().isEmpty, "a 304 makes no file")
 
             gallery.server.setFaults(GalleryFaults(generation: 1))
-            let changed = try await fetcher.fetchAndStage(key, in: tmp.path, validators: first.validators)
+            let changed = try await fetcher.fetchAndStage(key, in: TemporaryFolder(path: tmp.path), validators: first.validators)
             guard case .staged(let newer) = changed else { throw TestFailure("a changed asset must be staged, got \(changed)") }
             #expect(readBytes(newer.temporaryPath) == gallery.server.imageBytes(3))
             #expect(newer.asset.sha256 != first.asset.sha256)
@@ -78,7 +78,7 @@ struct ConditionalFetchTests {
             // A validator is still no excuse for garbage: the error item is refused as before, and leaves no file.
             let missing = try AssetKey(feedURL: "/gallery/image?10")
             let refusal = await #expect(throws: SyncError.self) {
-                try await fetcher.fetchAndStage(missing, in: tmp.path, validators: newer.validators)
+                try await fetcher.fetchAndStage(missing, in: TemporaryFolder(path: tmp.path), validators: newer.validators)
             }
             #expect(refusal?.code == .invalidImage)
             #expect(tmp.names().isEmpty)

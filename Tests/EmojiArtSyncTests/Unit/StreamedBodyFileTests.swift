@@ -8,13 +8,20 @@ import Testing
 /// file holds exactly the bytes, and the digest is theirs.
 @Suite struct StreamedBodyFileTests {
     private func stream(_ bytes: [UInt8], pieces: Int, into directory: String) throws -> StreamedBodyFile.Finished {
-        let file = StreamedBodyFile(in: directory)
+        try streamAndHandOn(bytes, pieces: pieces, into: directory).finished
+    }
+
+    private func streamAndHandOn(
+        _ bytes: [UInt8], pieces: Int, into directory: String
+    ) throws -> (finished: StreamedBodyFile.Finished, identity: FileIdentity) {
+        let file = StreamedBodyFile(in: TemporaryFolder(path: directory))
         let size = max(1, bytes.count / pieces)
         for start in stride(from: 0, to: bytes.count, by: size) {
             let ok = bytes[start..<min(start + size, bytes.count)].withUnsafeBytes { file.write($0) }
             #expect(ok)
         }
-        return try file.finish()
+        let finished = try file.finish()
+        return (finished, try file.handOn())
     }
 
     @Test func aBodyThatFitsTheBufferIsHandedOnWholeAndWritten() throws {
@@ -33,5 +40,31 @@ import Testing
         #expect(finished.bytes == nil)
         #expect(readBytes(finished.path) == bytes)
         #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
+    }
+
+    /// The committer records the identity the writer took from its descriptor instead of looking the temporary path
+    /// up again: it must be the file's at the path.
+    @Test func theIdentityHandedOnIsTheWrittenFiles() throws {
+        let dir = TemporaryDirectory("streamed-identity")
+        let small = try streamAndHandOn(Array(repeating: 7, count: 100), pieces: 1, into: dir.path)
+        let large = try streamAndHandOn(
+            Array(repeating: 9, count: StreamedBodyFile.bufferSize + 1), pieces: 3, into: dir.path)
+        for (finished, identity) in [small, large] {
+            #expect(try FileStatus.at(finished.path)?.identity == identity)
+        }
+        #expect(small.identity != large.identity)
+    }
+
+    /// A body found to be no PNG is never handed on: dropping its sink removes the file.
+    @Test func aFinishedBodyNotHandedOnGoesWithItsSink() throws {
+        let dir = TemporaryDirectory("streamed-dropped")
+        var path = ""
+        do {
+            let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
+            #expect(Array("{\"error\": 1}".utf8).withUnsafeBytes { file.write($0) })
+            path = try file.finish().path
+            #expect(FileManager.default.fileExists(atPath: path))
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
     }
 }
