@@ -4,7 +4,8 @@
 @SyncActor
 final class UrgentLane {
     private var open = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter: UInt64 = 0
     /// Whether urgent work is under way now.
     var isOpen: Bool { open }
     /// Times a pass waited for urgent work (tests, `status --json`).
@@ -16,15 +17,30 @@ final class UrgentLane {
     func set(open: Bool) {
         self.open = open
         guard !open else { return }
-        let resumed = waiting
+        let resumed = waiting.values
         waiting.removeAll()
         for continuation in resumed { continuation.resume() }
     }
 
-    /// Returns at once when the lane is closed; otherwise once the urgent work is done.
+    /// Returns at once when the lane is closed; otherwise once the urgent work is done, or as soon as the calling
+    /// task is cancelled: a pass that is stopping does not wait. (Before, a pass held here when the agent was
+    /// asked to stop, behind urgent checks the stopping watcher would never run, kept the agent from exiting.)
     func waitUntilClear() async {
-        guard open else { return }
+        guard open, !Task.isCancelled else { return }
         passesHeldBack += 1
-        await withCheckedContinuation { waiting.append($0) }
+        let id = nextWaiter
+        nextWaiter += 1
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                if Task.isCancelled { continuation.resume() } else { waiting[id] = continuation }
+            }
+        } onCancel: {
+            // Runs after the continuation above was stored (that happened on this actor, before any hop to it).
+            Task { @SyncActor in self.release(id) }
+        }
+    }
+
+    private func release(_ id: UInt64) {
+        waiting.removeValue(forKey: id)?.resume()
     }
 }
