@@ -125,7 +125,8 @@ final class MirrorKeeper {
         let feed: GalleryFeed
         do {
             let conditional = fullPassRequested || feedKeys.isEmpty ? nil : feedValidators
-            switch try await fetcher.fetchFeed(validators: conditional, known: feedKeys) {
+            switch try await fetcher.fetchFeed(
+                validators: conditional, known: feedKeys, bodyFolder: core.storage.temporaryFolder) {
             case .notModified:
                 feedFailures = 0
                 scheduleNextPoll()

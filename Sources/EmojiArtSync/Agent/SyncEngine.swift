@@ -33,7 +33,7 @@ struct SyncEngine: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let jobsBefore = SyncActor.jobsEntered
-        let feed = try await fetchFeed()
+        let feed = try await fetchFeed(bodyFolder: core.storage.temporaryFolder)
         var report = SyncReport()
         report.entries = feed.entryCount
         report.uniqueAssets = feed.uniqueKeys.count
@@ -105,10 +105,11 @@ struct SyncEngine: Sendable {
         return plan.report(assets: feed.uniqueKeys.count, notice: notice)
     }
 
-    private func fetchFeed() async throws -> GalleryFeed {
+    /// The feed, its body through a file in `bodyFolder` when given (a dry run writes nothing, not even there).
+    private func fetchFeed(bodyFolder: TemporaryFolder? = nil) async throws -> GalleryFeed {
         let feed: GalleryFeed
         do {
-            feed = try await fetcher.fetchFeed()
+            feed = try await fetcher.fetchFeed(bodyFolder: bodyFolder)
         } catch {
             logger.error("feed unavailable", metadata: [
                 "event": "feed", "result": "failed", "url": .string(fetcher.server.feedURL),

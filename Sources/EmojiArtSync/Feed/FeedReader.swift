@@ -57,18 +57,28 @@ struct FeedReader {
     /// Reads `body`; urls among `known` are not checked again. Throws a `SyncError(.feed)` saying where and
     /// why a body is refused, or when it lists more than `maximumUniqueAssets` distinct keys.
     static func read(_ body: [UInt8], known: [AssetKey], maximumUniqueAssets: Int) throws(SyncError) -> GalleryFeed {
-        let result = body.withUnsafeBufferPointer { buffer -> Result<GalleryFeed, SyncError> in
-            var reader = FeedReader(buffer, known: known, maximumUniqueAssets: maximumUniqueAssets)
-            do throws(FeedSyntaxError) {
-                return .success(try reader.readArray(maximumUniqueAssets: maximumUniqueAssets))
-            } catch {
-                return .failure(SyncError(.feed, error.message(in: buffer)))
-            }
+        try body.withUnsafeBufferPointer { buffer throws(SyncError) in
+            try read(buffer, known: known, maximumUniqueAssets: maximumUniqueAssets)
         }
-        return try result.get()
     }
 
-    private mutating func readArray(maximumUniqueAssets: Int) throws(FeedSyntaxError) -> GalleryFeed {
+    /// `read(_:known:maximumUniqueAssets:)` over bytes the caller holds; `readUpTo` is told, every few thousand
+    /// items, that the bytes before an offset will not be read again (but for an error message).
+    static func read(
+        _ buffer: UnsafeBufferPointer<UInt8>, known: [AssetKey], maximumUniqueAssets: Int,
+        readUpTo: ((Int) -> Void)? = nil
+    ) throws(SyncError) -> GalleryFeed {
+        var reader = FeedReader(buffer, known: known, maximumUniqueAssets: maximumUniqueAssets)
+        do throws(FeedSyntaxError) {
+            return try reader.readArray(maximumUniqueAssets: maximumUniqueAssets, readUpTo: readUpTo)
+        } catch {
+            throw SyncError(.feed, error.message(in: buffer))
+        }
+    }
+
+    private mutating func readArray(
+        maximumUniqueAssets: Int, readUpTo: ((Int) -> Void)?
+    ) throws(FeedSyntaxError) -> GalleryFeed {
         scanner.skipByteOrderMark()
         if let encoding = Self.otherEncoding(scanner.bytes) {
             throw FeedSyntaxError("the body is not UTF-8 (it looks like \(encoding)); a feed must be UTF-8", at: 0)
@@ -89,6 +99,7 @@ struct FeedReader {
                     throw FeedSyntaxError("feed lists more than \(maximumUniqueAssets) unique assets; refusing it", at: nil)
                 }
                 item += 1
+                if item & 4095 == 0 { readUpTo?(scanner.index) }
                 scanner.skipWhitespace()
                 if scanner.peek == UInt8(ascii: "]") {
                     scanner.index += 1

@@ -51,4 +51,12 @@ struct GalleryFeed: Sendable {
     static func decode(_ body: [UInt8], known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
         try FeedReader.read(body, known: known, maximumUniqueAssets: maximumUniqueAssets)
     }
+
+    /// `decode(_:known:)` of a body that went to a file (a large feed): read from its mapping, whose pages are
+    /// given back as they are read (`MappedFeedBody`).
+    static func decode(_ body: MappedFeedBody, known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
+        try body.withBytes { bytes throws(SyncError) in
+            try FeedReader.read(bytes, known: known, maximumUniqueAssets: maximumUniqueAssets) { body.release(upTo: $0) }
+        }
+    }
 }

@@ -8,17 +8,22 @@ extension AssetFetcher {
     /// client's (`--max-body-size`, sized for images); a larger feed is refused with a
     /// `SyncError` of code `.feed` that says so. Any status but 200 and 304 throws
     /// ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request. Urls among `known`
-    /// (the last feed's keys) are taken as they are instead of being checked again.
+    /// (the last feed's keys) are taken as they are instead of being checked again. With `bodyFolder` (the sync
+    /// directory's temporary folder) the body goes to a file there as it arrives, not into memory.
     @concurrent
-    func fetchFeed(validators: HTTPValidators?, known: [AssetKey] = []) async throws -> FeedFetch {
+    func fetchFeed(
+        validators: HTTPValidators?, known: [AssetKey] = [], bodyFolder: TemporaryFolder? = nil
+    ) async throws -> FeedFetch {
         let url = server.feedURL
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
-        let response: HTTPResponse
+        let (response, bodyFile): (HTTPResponse, StreamedBodyFile?)
         do {
-            response = try await withRetries(url: url, wholeGallery: true) {
-                try Self.checked(
-                    try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize),
+            (response, bodyFile) = try await withRetries(url: url, wholeGallery: true) {
+                let sink = bodyFolder.map { StreamedBodyFile(in: $0, hashing: false) }
+                let response = try Self.checked(
+                    try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize, bodySink: sink),
                     conditional: !headers.isEmpty)
+                return (response, sink)
             }
         } catch let error as HTTPClientError {
             if case .tooLarge(let limit) = error.kind {
@@ -31,8 +36,20 @@ extension AssetFetcher {
         if response.status == 304 { return .notModified }
         // Decoded on the blocking-I/O pool, not on one of the cooperative pool's threads (two on this kind of
         // machine): a 35 MB feed takes a few hundred milliseconds, in which the silo would have one thread left.
-        let body = response.body
-        let feed = try await BlockingIO.run { try GalleryFeed.decode(body, known: known) }
+        let feed: GalleryFeed
+        if let bodyFile {
+            // Written to a temporary file as it came: a small body is still whole in the write buffer; a large
+            // one is read from the file's mapping, given back as it is read (`MappedFeedBody`), so the feed is
+            // never held as anonymous memory (36 MB at 100,000 items).
+            let finished = try bodyFile.finish()
+            feed = try await BlockingIO.run { () throws(SyncError) -> GalleryFeed in
+                if let bytes = finished.bytes { return try GalleryFeed.decode(bytes, known: known) }
+                return try GalleryFeed.decode(try MappedFeedBody(path: finished.path), known: known)
+            }
+        } else {
+            let body = response.body
+            feed = try await BlockingIO.run { try GalleryFeed.decode(body, known: known) }
+        }
         return .changed(feed, HTTPValidators(headers: response.headers))
     }
 

@@ -39,10 +39,10 @@ struct AssetFetcher: Sendable {
         self.metrics = metrics
     }
 
-    /// Fetches and decodes the feed (unconditionally; see ``fetchFeed(validators:)``).
+    /// Fetches and decodes the feed (unconditionally; see ``fetchFeed(validators:known:bodyFolder:)``).
     @concurrent
-    func fetchFeed() async throws -> GalleryFeed {
-        switch try await fetchFeed(validators: nil) {
+    func fetchFeed(bodyFolder: TemporaryFolder? = nil) async throws -> GalleryFeed {
+        switch try await fetchFeed(validators: nil, bodyFolder: bodyFolder) {
         case .changed(let feed, _):
             return feed
         case .notModified:

@@ -20,7 +20,7 @@ final class StreamedBodyFile: HTTPBodySink {
     struct Finished: Sendable {
         let path: String
         let size: Int
-        /// Lowercase hex SHA-256 of the bytes.
+        /// Lowercase hex SHA-256 of the bytes (empty when the body was not hashed).
         let sha256: String
         /// The whole body, when it never outgrew the buffer (written to the file in one piece at the end): it is
         /// checked from memory, not read back. Nil for a larger body, which is checked from the file.
@@ -47,9 +47,14 @@ final class StreamedBodyFile: HTTPBodySink {
     let folder: TemporaryFolder
     private let state: Mutex<State>
 
-    /// A body that will be written into a new file in `folder` once its first byte comes.
-    init(in folder: TemporaryFolder) {
+    /// Whether the bytes are hashed as they come (an image's are; a feed's need not be).
+    private let hashing: Bool
+
+    /// A body that will be written into a new file in `folder` once its first byte comes; `hashing: false`
+    /// leaves `Finished.sha256` empty.
+    init(in folder: TemporaryFolder, hashing: Bool = true) {
         self.folder = folder
+        self.hashing = hashing
         state = Mutex(State(buffer: []))
     }
 
@@ -81,7 +86,7 @@ final class StreamedBodyFile: HTTPBodySink {
         return state.withLock { state in
             let chunk = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count)
             guard state.failure == nil, makeFile(&state) else { return false }
-            state.digest.update(chunk)
+            if hashing { state.digest.update(chunk) }
             state.size += chunk.count
             if state.buffer.count + chunk.count > Self.bufferSize, !Self.flush(&state) { return false }
             if chunk.count >= Self.bufferSize {
@@ -119,8 +124,8 @@ final class StreamedBodyFile: HTTPBodySink {
             }
             var digest = SHA256Digest()
             swap(&digest, &state.digest)
-            return .success(Finished(
-                path: path, size: state.size, sha256: SHA256Digest.hexString(digest.finalize()), bytes: whole))
+            let sha256 = hashing ? SHA256Digest.hexString(digest.finalize()) : ""
+            return .success(Finished(path: path, size: state.size, sha256: sha256, bytes: whole))
         }
         return try outcome.get()
     }

@@ -1,0 +1,29 @@
+import CurlHTTP
+import EmojiArtGallery
+@testable import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+/// A feed larger than the body buffer (256 KiB) goes to a temporary file as it arrives and is read from the
+/// file's mapping, not held in memory: the pass sees the whole feed, and no temporary file is left.
+@Suite(.timeLimit(.minutes(3)))
+struct LargeFeedTests {
+    @Test func aFeedLargerThanTheBodyBufferIsReadThroughItsFileAndLeavesNoTemporaryFile() async throws {
+        let gallery = try await GalleryFixture(count: 1_000, imageSize: .small)
+        let dir = TemporaryDirectory("large-feed")
+        let report = try await gallery.syncOnce(dir: dir.path)
+        let configuration = try gallery.configuration(dir: dir.path)
+        let client = try CurlHTTPClient(configuration: configuration.httpClient)
+        let feedBytes = try await client.get(configuration.http.server.feedURL, maxBodySize: 64 << 20).body.count
+        client.shutdown()
+        await gallery.stop()
+
+        #expect(feedBytes > StreamedBodyFile.bufferSize, "the feed (\(feedBytes) bytes) fits the buffer: not this path")
+        #expect(report.entries == 3_000)
+        #expect(report.uniqueAssets == 1_000)
+        for n in gallery.validNumbers { #expect(gallery.isMirrored(n, in: dir)) }
+        let left = try FileManager.default.contentsOfDirectory(atPath: SyncDirectory(dir.path).temporaryDirectory)
+        #expect(left.isEmpty, "temporary files left: \(left)")
+    }
+}
