@@ -118,16 +118,13 @@ final class DiskStorage {
     private nonisolated static let temporaryNamePrefix = "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))-"
     private nonisolated static let temporaryNameCounter = Atomic<UInt64>(0)
 
-    /// A new, uniquely named file in `folder` (`O_EXCL`, mode 0644, made relative to the folder's descriptor),
-    /// open for writing: its descriptor and path. The caller closes it, and removes it unless it hands the path on.
+    /// A new, uniquely named file in `folder` (`O_EXCL`, mode 0644), open for writing: its descriptor and path. The caller closes it, and removes it unless it hands the path on.
     /// It is not flushed here: `GroupCommitter` flushes a whole batch before any of it is renamed into place.
     nonisolated static func createTemporaryFile(in folder: TemporaryFolder) throws(SyncError) -> (fd: Int32, path: String) {
         let number = temporaryNameCounter.wrappingAdd(1, ordering: .relaxed).newValue
         let name = temporaryNamePrefix + String(number)
         let path = folder.path + "/" + name
-        let fd = folder.descriptor >= 0
-            ? openat(folder.descriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
         return (fd, path)
     }
@@ -144,10 +141,9 @@ final class DiskStorage {
     /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
     func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
-        let source = temporaryFolder.location(of: temporaryFile)
         let renamed = descriptor >= 0
-            ? emojiart_rename_noreplace(source.directory, source.name, descriptor, name)
-            : emojiart_rename_noreplace(source.directory, source.name, AT_FDCWD, target)
+            ? emojiart_rename_noreplace(AT_FDCWD, temporaryFile, descriptor, name)
+            : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
         if renamed == 0 { return .installed }
         let code = errno
         unlink(temporaryFile)

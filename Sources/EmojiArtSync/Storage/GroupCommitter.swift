@@ -361,13 +361,12 @@ final class GroupCommitter {
     /// not for every dirty page of the file system (`syncfs` on a machine that is busy writing took 20 ms).
     nonisolated static let smallBatch = 8
 
-    /// Makes the files at `paths` durable: an `fsync` each for a small batch (opened relative to `folder`), one
-    /// `syncfs(2)` of the file system holding `folder` for a larger one. Nil, or the error.
+    /// Makes the files at `paths` durable: an `fsync` each for a small batch, one `syncfs(2)` of the file system
+    /// holding `folder` for a larger one. Nil, or the error.
     private nonisolated static func flush(_ paths: [String], in folder: TemporaryFolder) -> SyncError? {
         guard paths.count <= smallBatch else { return flushFileSystem(holding: folder.path) }
         for path in paths {
-            let (at, name) = folder.location(of: path)
-            let fd = openat(at, name, O_WRONLY | O_CLOEXEC)
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
             if fd < 0 { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the asset to disk") }
             defer { close(fd) }
             if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the asset to disk") }
