@@ -14,16 +14,36 @@ extension AssetFetcher {
     func fetchFeed(
         validators: HTTPValidators?, known: [AssetKey] = [], bodyFolder: TemporaryFolder? = nil
     ) async throws -> FeedFetch {
+        do {
+            return try await fetchFeedOnce(validators: validators, known: known, bodyFolder: bodyFolder)
+        } catch is FeedBodyNotStored {
+            // DIR's temporary folder cannot take the body (read-only, full): the feed is read into memory instead,
+            // so that the agent goes on polling and answering while it cannot write (man page, "tmp/").
+            return try await fetchFeedOnce(validators: validators, known: known, bodyFolder: nil)
+        }
+    }
+
+    /// The body of the feed could not be written to its temporary file.
+    private struct FeedBodyNotStored: Error {}
+
+    private func fetchFeedOnce(
+        validators: HTTPValidators?, known: [AssetKey], bodyFolder: TemporaryFolder?
+    ) async throws -> FeedFetch {
         let url = server.feedURL
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let (response, bodyFile): (HTTPResponse, StreamedBodyFile?)
         do {
             (response, bodyFile) = try await withRetries(url: url, wholeGallery: true) {
                 let sink = bodyFolder.map { StreamedBodyFile(in: $0, hashing: false) }
-                let response = try Self.checked(
-                    try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize, bodySink: sink),
-                    conditional: !headers.isEmpty)
-                return (response, sink)
+                do {
+                    let response = try Self.checked(
+                        try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize, bodySink: sink),
+                        conditional: !headers.isEmpty)
+                    return (response, sink)
+                } catch {
+                    if sink?.couldNotStore == true { throw FeedBodyNotStored() }
+                    throw error
+                }
             }
         } catch let error as HTTPClientError {
             if case .tooLarge(let limit) = error.kind {

@@ -97,6 +97,11 @@ final class StreamedBodyFile: HTTPBodySink {
         }
     }
 
+    /// Whether a write to the file failed (it could not be made, the disk is full, DIR turned read-only).
+    var couldNotStore: Bool {
+        state.withLock { $0.failure != nil }
+    }
+
     var failureDescription: String {
         state.withLock { $0.failure ?? "the body's temporary file is closed" }
     }
