@@ -66,6 +66,9 @@ extension AssetFetcher {
                 if let bytes = finished.bytes { return try GalleryFeed.decode(bytes, known: known) }
                 return try GalleryFeed.decode(try MappedFeedBody(path: finished.path), known: known)
             }
+            // The sink removes its file when it goes: not before the mapping above has opened it (Swift may end
+            // a value's life right after its last use, `finish()`).
+            withExtendedLifetime(bodyFile) {}
         } else {
             let body = response.body
             feed = try await BlockingIO.run { try GalleryFeed.decode(body, known: known) }

@@ -63,10 +63,15 @@ extension AssetFetcher {
         let answer = try await withRetries(url: url) { () async throws -> Answer? in
             // A new file per attempt: the one of a failed attempt goes with its sink. A 304 makes none.
             let file = StreamedBodyFile(in: temporaryFolder)
-            let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
-            if response.status == 304 && !headers.isEmpty { return nil }
-            guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
-            return (file, try file.finish(), HTTPValidators(headers: response.headers))
+            do {
+                let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
+                if response.status == 304 && !headers.isEmpty { return nil }
+                guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
+                return (file, try file.finish(), HTTPValidators(headers: response.headers))
+            } catch {
+                file.discard()
+                throw error
+            }
         }
         // Until it is handed on, the file goes with its sink (removed) on any failure below.
         guard let (file, body, newValidators) = answer else {
@@ -81,9 +86,19 @@ extension AssetFetcher {
             info = try body.bytes.map { bytes throws(PNGDefect) in try PNGValidator.validate(bytes, level: verification) }
                 ?? Self.validateFile(at: body.path, size: body.size, level: verification)
         } catch let defect as PNGDefect {
+            file.discard()
             throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(defect)", underlying: defect)
+        } catch {
+            file.discard()
+            throw error
         }
-        let identity = try file.handOn()
+        let identity: FileIdentity
+        do {
+            identity = try file.handOn()
+        } catch {
+            file.discard()
+            throw error
+        }
         return .staged(StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
             validators: newValidators, temporaryPath: body.path, temporaryIdentity: identity))

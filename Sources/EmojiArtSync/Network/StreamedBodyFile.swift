@@ -97,6 +97,22 @@ final class StreamedBodyFile: HTTPBodySink {
         }
     }
 
+    /// Removes the file now, if it was made and not handed on: a failed body leaves nothing behind by the time
+    /// the failure is reported. (Waiting for `deinit` is not enough: the HTTP client's loop thread may still
+    /// hold the sink for a moment after the request has ended.)
+    func discard() {
+        state.withLock { state in
+            if state.fd >= 0 {
+                close(state.fd)
+                state.fd = -1
+            }
+            if !state.handedOn, let path = state.path {
+                unlink(path)
+                state.handedOn = true  // nothing left for `deinit` to remove
+            }
+        }
+    }
+
     /// Whether a write to the file failed (it could not be made, the disk is full, DIR turned read-only).
     var couldNotStore: Bool {
         state.withLock { $0.failure != nil }
