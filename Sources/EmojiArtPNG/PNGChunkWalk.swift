@@ -180,7 +180,8 @@ struct PNGChunkWalk {
         let offset = chunkOffset
         length = field.uint32(at: 0)
         type = ChunkType(rawValue: field.uint32(at: 4))
-        let at = "chunk \(type) at offset \(offset)"
+        let type = self.type
+        var at: String { "chunk \(type) at offset \(offset)" }  // formatted only for a defect
 
         if info == nil && type != .header {
             throw PNGDefect(.missingIHDR, "the first chunk is \(type), not IHDR (offset \(offset))", offset: offset)
@@ -216,7 +217,8 @@ struct PNGChunkWalk {
     /// The gathered stored CRC: compared, then the chunk's place in the order checked.
     private mutating func endChunk() throws(PNGDefect) {
         let offset = chunkOffset
-        let at = "chunk \(type) at offset \(offset)"
+        let type = self.type
+        var at: String { "chunk \(type) at offset \(offset)" }  // formatted only for a defect
         let stored = field.uint32(at: 0)
         field.removeAll()
         let computed = UInt32(truncatingIfNeeded: crc)
