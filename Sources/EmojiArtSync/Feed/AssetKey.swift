@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A feed URL the agent has accepted as an asset on the configured server: a path plus optional query,
 /// such as `/gallery/image?3`. This is the key of the memory cache, the disk index and every log line.
 ///
@@ -6,22 +10,28 @@
 /// with `/`, `..` segments (also percent-encoded), backslashes, fragments, whitespace, control characters,
 /// NUL, non-ASCII, and keys longer than `maximumLength`.
 ///
-/// A class, not a struct: a feed lists every key three times and the memory cache, the index's answers and the
-/// pass all hold it, so a copy is one reference, and the hash of its url is worked out once, when the key is
-/// accepted (every access hashes the key into a dictionary or two; docs/BENCHMARKS.md has the profile).
-public final class AssetKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+/// One reference to one allocation (`AssetKeyStorage`): the url's bytes, the file name's bytes and the url's
+/// hash, worked out once, when the key is accepted. A feed lists every key three times and the memory cache,
+/// the index's answers and the pass all hold it, so a copy is one reference; a gallery of 100,000 keys holds
+/// 100,000 of them for as long as the agent runs, and one allocation a key instead of three (an object and two
+/// heap strings) is 112 bytes less per key (docs/BENCHMARKS.md has the heap profile). `rawValue` and
+/// `fileName` make a `String` when asked; the per-access paths read the bytes in place (`withURL`,
+/// `withFileName`).
+// SAFETY: `@unchecked` only because `ManagedBuffer`, which `AssetKeyStorage` is, cannot be `Sendable`: the
+// storage is written once, in `AssetKeyStorage.make`, before any key holds it, and only read after, so keys
+// shared between threads never race.
+public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringConvertible {
     /// Longer keys are refused: no gallery needs them, and they bound log lines and file names.
     static let maximumLength = 1024
 
+    private let storage: AssetKeyStorage
+
     /// The path and query, always starting with a single `/`.
-    public let rawValue: String
+    public var rawValue: String { withURL { String(decoding: $0, as: UTF8.self) } }
 
     /// The name of the key's file in the sync directory (`AssetFileName`), worked out once, when the key is
-    /// accepted: every access logs it and looks the index up by it.
-    let fileName: String
-
-    /// `rawValue`'s hash in this process, for `hash(into:)` and a cheap first test in `==`.
-    private let urlHash: Int
+    /// accepted: every access logs it and looks its file up by it.
+    var fileName: String { withFileName { String(decoding: $0, as: UTF8.self) } }
 
     /// Why a feed URL was refused.
     public struct Rejection: Error, Sendable, Equatable, CustomStringConvertible {
@@ -34,27 +44,52 @@ public final class AssetKey: Hashable, Sendable, Comparable, CustomStringConvert
     /// times, and a large gallery has a hundred thousand of them.
     public init(feedURL url: String) throws(Rejection) {
         try Self.validate(url)
-        self.rawValue = url
-        self.fileName = AssetFileName.derive(from: url)
-        self.urlHash = url.hashValue
+        storage = AssetKeyStorage.make(url: url, fileName: AssetFileName.derive(from: url))
     }
 
     /// A key read back from the agent's own index: checked like a feed url, with the file name its row records
     /// (derived when the file was written) instead of deriving it again for every row of a large index.
     public init(indexedURL url: String, fileName: String) throws(Rejection) {
         try Self.validate(url)
-        self.rawValue = url
-        self.fileName = fileName
-        self.urlHash = url.hashValue
+        storage = AssetKeyStorage.make(url: url, fileName: fileName)
     }
 
     /// A key only to look `url` up by (`FeedState.member(_:)`): not checked, so never requested, logged or used
     /// as a file name itself; what a lookup finds is the feed's own, checked key. A walk of a large index probes
     /// the feed once per row, and checking every row's url first was a fair part of the walk.
     init(probing url: String) {
-        self.rawValue = url
-        self.fileName = ""
-        self.urlHash = url.hashValue
+        storage = AssetKeyStorage.make(url: url, fileName: "")
+    }
+
+    /// Calls `body` with the url's bytes, in place.
+    func withURL<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeMutablePointers { header, bytes in
+            try body(UnsafeBufferPointer(start: bytes, count: Int(header.pointee.urlCount)))
+        }
+    }
+
+    /// Calls `body` with the file name's bytes, in place; a NUL follows them (`withFileNameCString`).
+    func withFileName<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeMutablePointers { header, bytes in
+            try body(UnsafeBufferPointer(
+                start: bytes + Int(header.pointee.urlCount), count: Int(header.pointee.fileNameCount)))
+        }
+    }
+
+    /// Whether the key's file name is `name` (compared in place).
+    func hasFileName(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { name in withFileName { $0.elementsEqual(name) } }
+    }
+
+    /// Calls `body` with the file name as a C string, in place: for a system call on the file relative to DIR's
+    /// descriptor, with no `String` made.
+    func withFileNameCString<Result>(_ body: (UnsafePointer<CChar>) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeMutablePointers { header, bytes in
+            try (bytes + Int(header.pointee.urlCount)).withMemoryRebound(
+                to: CChar.self, capacity: Int(header.pointee.fileNameCount) + 1
+            ) { try body($0) }
+        }
     }
 
     private static func validate(_ url: String) throws(Rejection) {
@@ -105,11 +140,51 @@ public final class AssetKey: Hashable, Sendable, Comparable, CustomStringConvert
     }
 
     public static func == (lhs: AssetKey, rhs: AssetKey) -> Bool {
-        lhs === rhs || (lhs.urlHash == rhs.urlHash && lhs.rawValue == rhs.rawValue)
+        lhs.storage === rhs.storage
+            || (lhs.storage.header.urlHash == rhs.storage.header.urlHash
+                && lhs.withURL { left in rhs.withURL { right in left.elementsEqual(right) } })
     }
-    public func hash(into hasher: inout Hasher) { hasher.combine(urlHash) }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(storage.header.urlHash) }
 
     public var description: String { rawValue }
 
-    public static func < (lhs: AssetKey, rhs: AssetKey) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// By the url's bytes: the order of the urls as strings, since a key is ASCII.
+    public static func < (lhs: AssetKey, rhs: AssetKey) -> Bool {
+        lhs.withURL { left in rhs.withURL { right in left.lexicographicallyPrecedes(right) } }
+    }
+}
+
+/// What an `AssetKeyStorage` holds besides its bytes.
+struct AssetKeyHeader {
+    /// The url's hash in this process, for `hash(into:)` and a cheap first test in `==`.
+    let urlHash: Int
+    let urlCount: Int32
+    let fileNameCount: Int32
+}
+
+/// An `AssetKey`'s one allocation: the header, then the url's bytes, the file name's bytes and a NUL. Written
+/// once, in `make`; read only after.
+final class AssetKeyStorage: ManagedBuffer<AssetKeyHeader, UInt8> {
+    static func make(url: String, fileName: String) -> AssetKeyStorage {
+        var url = url
+        var fileName = fileName
+        return url.withUTF8 { urlBytes in
+            fileName.withUTF8 { nameBytes in
+                var hasher = Hasher()
+                hasher.combine(bytes: UnsafeRawBufferPointer(urlBytes))
+                let hash = hasher.finalize()
+                let header = AssetKeyHeader(
+                    urlHash: hash, urlCount: Int32(urlBytes.count), fileNameCount: Int32(nameBytes.count))
+                let buffer = create(minimumCapacity: urlBytes.count + nameBytes.count + 1) { _ in header }
+                let storage = unsafeDowncast(buffer, to: AssetKeyStorage.self)
+                storage.withUnsafeMutablePointerToElements { bytes in
+                    if let base = urlBytes.baseAddress { bytes.update(from: base, count: urlBytes.count) }
+                    if let base = nameBytes.baseAddress { (bytes + urlBytes.count).update(from: base, count: nameBytes.count) }
+                    bytes[urlBytes.count + nameBytes.count] = 0
+                }
+                return storage
+            }
+        }
+    }
 }

@@ -39,8 +39,7 @@ struct FeedReader {
         let expected = max(known.count, min(body.count / 256, maximumUniqueAssets), 1024)
         var interner = FeedKeyInterner(capacity: expected)
         for key in known {
-            var url = key.rawValue
-            url.withUTF8 { bytes in
+            key.withURL { bytes in
                 let hash = FeedKeyInterner.hash(bytes)
                 if interner.index(of: bytes, hash: hash) == nil { _ = interner.insert(key, bytes: bytes, hash: hash) }
             }

@@ -42,6 +42,21 @@ struct AccessLineWriter: Sendable {
     /// `bytes` long, stored as `file`, into the pending batch, stamped `date`.
     mutating func add(key: String, hit: String, bytes: Int, file: String, at date: Date = Date()) {
         guard isEnabled else { return }
+        var key = key, file = file
+        key.withUTF8 { key in file.withUTF8 { file in add(key: key, hit: hit, bytes: bytes, file: file, at: date) } }
+    }
+
+    /// Encodes the access line of `key`, served from `hit`: the key's url and file name are read in place, no
+    /// `String` is made for either.
+    mutating func add(_ key: AssetKey, hit: String, bytes: Int, at date: Date = Date()) {
+        guard isEnabled else { return }
+        key.withURL { url in key.withFileName { file in add(key: url, hit: hit, bytes: bytes, file: file, at: date) } }
+    }
+
+    /// The line, from the UTF-8 bytes of the key and the file name.
+    private mutating func add(
+        key: UnsafeBufferPointer<UInt8>, hit: String, bytes: Int, file: UnsafeBufferPointer<UInt8>, at date: Date
+    ) {
         let lineStart = batch.file.count
         let fieldsStart: Int
         switch format {

@@ -101,12 +101,15 @@ enum LogfmtFormatter {
     /// Appends `value` as a logfmt value: bare when it is a plain token, else `quoted`.
     static func appendValue(_ value: String, to line: inout [UInt8]) {
         var value = value
-        value.withUTF8 { bytes in  // a walk of contiguous bytes, not of the UTF-8 view
-            if needsQuotes(bytes) {
-                appendQuoted(bytes, to: &line, escapingLineSeparators: false)
-            } else {
-                line.append(contentsOf: bytes)
-            }
+        value.withUTF8 { appendValue($0, to: &line) }  // a walk of contiguous bytes, not of the UTF-8 view
+    }
+
+    /// `appendValue` of a value's UTF-8 bytes (valid UTF-8).
+    static func appendValue(_ bytes: UnsafeBufferPointer<UInt8>, to line: inout [UInt8]) {
+        if needsQuotes(bytes) {
+            appendQuoted(bytes, to: &line, escapingLineSeparators: false)
+        } else {
+            line.append(contentsOf: bytes)
         }
     }
 
@@ -135,8 +138,9 @@ enum LogfmtFormatter {
         value.withUTF8 { appendQuoted($0, to: &line, escapingLineSeparators: escapingLineSeparators) }
     }
 
-    /// Appends the UTF-8 `bytes` (a String's own, so valid UTF-8) quoted and escaped as `quoted(...)` says.
-    private static func appendQuoted(
+    /// Appends the UTF-8 `bytes` (valid UTF-8: a String's own, or an `AssetKey`'s) quoted and escaped as
+    /// `quoted(...)` says.
+    static func appendQuoted(
         _ bytes: UnsafeBufferPointer<UInt8>, to escaped: inout [UInt8], escapingLineSeparators: Bool
     ) {
         escaped.append(UInt8(ascii: "\""))
@@ -162,7 +166,7 @@ enum LogfmtFormatter {
                 escape(bytes[at + 2] == 0xA8 ? "\\u2028" : "\\u2029")  // U+2028, U+2029
                 at += 2
             default:
-                escaped.append(byte)  // a byte of valid UTF-8 (the String's own), copied as it is
+                escaped.append(byte)  // a byte of valid UTF-8, copied as it is
             }
             at += 1
         }

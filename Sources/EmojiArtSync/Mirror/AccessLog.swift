@@ -91,7 +91,7 @@ final class AccessLog {
         // memory, which was a success, so only disk and network hits look.
         if hit != .memory, !failuresWritten.isEmpty { failuresWritten[key] = nil }
         guard pass?.noteAccess(key, at: position, hit: hit) ?? true else { return }
-        lines.add(key: key.rawValue, hit: hit.rawValue, bytes: size, file: key.fileName)
+        lines.add(key, hit: hit.rawValue, bytes: size)
         if !batching { lines.append() }
     }
 

@@ -146,9 +146,9 @@ final class AccessPipeline {
         looks.removeSubrange(kept...)
         var seen: [Int32: FileFingerprint] = [:]
         if !looks.isEmpty {
-            let names = looks.map { listings.keys[Int($0.position)].fileName }
+            let keys = looks.map { listings.keys[Int($0.position)] }
             let descriptor = directoryDescriptor
-            let found = await BlockingIO.run { DiskStorage.fingerprints(of: names, in: descriptor) }
+            let found = await BlockingIO.run { DiskStorage.fingerprints(of: keys, in: descriptor) }
             // Reentrancy: only a file whose fingerprint is still the one recorded now is trusted below.
             for (look, fingerprint) in zip(looks, found) where fingerprint == look.recorded {
                 seen[look.position] = look.recorded

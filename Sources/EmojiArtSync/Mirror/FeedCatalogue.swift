@@ -208,7 +208,7 @@ final class FeedCatalogue {
     }
 
     private static func feedKey(_ url: String, name: String, in feed: FeedState) -> (key: AssetKey, position: Int)? {
-        guard let member = feed.member(AssetKey(probing: url)), member.key.fileName == name
+        guard let member = feed.member(AssetKey(probing: url)), member.key.hasFileName(name)
         else { return nil }
         return member
     }

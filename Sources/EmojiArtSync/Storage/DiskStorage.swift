@@ -60,13 +60,17 @@ final class DiskStorage {
     /// Glibc's Swift overlay does not export the macro.
     nonisolated static let openPathOnly: Int32 = 0o10000000
 
-    /// The fingerprints of the regular files `names` in DIR (`fstatat` relative to its descriptor, links not
+    /// The fingerprints of the regular files of `keys` in DIR (`fstatat` relative to its descriptor, links not
     /// followed), nil for each that is not a regular file or cannot be looked at: a hint for trusting files, never
     /// a decision (a file not trusted here is looked at again, where an error is an error). Blocking: run it on io.
-    nonisolated static func fingerprints(of names: [String], in descriptor: Int32) -> [FileFingerprint?] {
-        names.map { name in
+    nonisolated static func fingerprints(of keys: [AssetKey], in descriptor: Int32) -> [FileFingerprint?] {
+        keys.map { key in
             guard descriptor >= 0 else { return nil }
-            return (try? FileStatus.at(name, relativeTo: descriptor))?.fingerprint  // an error: no hint, on purpose
+            var info = stat()
+            let looked = key.withFileNameCString { name in  // the key's own bytes: no String, no copy
+                try? retryingInterrupts { fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) }
+            }
+            return looked == nil ? nil : FileStatus(info).fingerprint  // an error: no hint, on purpose
         }
     }
 

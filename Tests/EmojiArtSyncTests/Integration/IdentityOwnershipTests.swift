@@ -144,6 +144,9 @@ struct IdentityOwnershipTests {
         #expect(utimes(path, nil) == 0)
         await keeper.repairs.noteChanged(fileNames: [name])
         await keeper.repairs.checkPending(urgentOnly: true)
+        // The watcher may have seen the touch first: then its check loop has the file, this call returns at once
+        // (`RepairQueue.checkPending` runs one loop at a time), and the error comes when that loop's look ends.
+        _ = await eventually { await keeper.lastError != nil }
         let error = await keeper.lastError ?? "no error"
         #expect(error.contains("Permission denied") && error.contains(name), "\(error)")
         // A full pass accesses it too: an error, not a repair.

@@ -21,6 +21,41 @@ import Testing
         let long = "/" + String(repeating: "a", count: AssetKey.maximumLength)
         #expect(throws: AssetKey.Rejection.self) { try AssetKey(feedURL: long) }
     }
+
+    /// A key keeps its url and file name in one allocation: what it gives back, as strings and as bytes in place,
+    /// is what it was made of, for short and long urls alike (a small string and a heap string before).
+    @Test(arguments: ["/a", "/gallery/image?3", "/gallery/image/50524.png", "/x?" + String(repeating: "y", count: 900)])
+    func givesBackItsURLAndFileNameAsStringsAndInPlace(_ url: String) throws {
+        let key = try AssetKey(feedURL: url)
+        let name = AssetFileName.derive(from: url)
+        #expect(key.rawValue == url)
+        #expect(key.fileName == name)
+        #expect(key.description == url)
+        #expect(key.withURL { Array($0) } == Array(url.utf8))
+        #expect(key.withFileName { Array($0) } == Array(name.utf8))
+        #expect(key.withFileNameCString { String(cString: $0) } == name, "the name is NUL-terminated in place")
+        #expect(key.hasFileName(name))
+        #expect(!key.hasFileName(name + "x") && !key.hasFileName(String(name.dropLast())))
+        let indexed = try AssetKey(indexedURL: url, fileName: "recorded.png")
+        #expect(indexed.fileName == "recorded.png" && indexed.rawValue == url)
+    }
+
+    /// Keys made apart from the same url are one key (equal, same hash, one dictionary entry), whichever way they
+    /// were made; different urls are different keys, ordered as their urls are.
+    @Test func keysMadeApartFromOneURLAreOneKey() throws {
+        let fromFeed = try AssetKey(feedURL: "/gallery/image/7.png")
+        let fromIndex = try AssetKey(indexedURL: "/gallery/image/7.png", fileName: fromFeed.fileName)
+        let probe = AssetKey(probing: "/gallery/image/7.png")
+        #expect(fromFeed == fromIndex && fromFeed == probe)
+        #expect(fromFeed.hashValue == fromIndex.hashValue && fromFeed.hashValue == probe.hashValue)
+        #expect(Set([fromFeed, fromIndex, probe]).count == 1)
+        #expect([fromFeed: 1][probe] == 1)
+        let urls = ["/gallery/image?10", "/gallery/image?9", "/a", "/gallery/image?1", "/gallery/image/7.png"]
+        let keys = try urls.map { try AssetKey(feedURL: $0) }
+        #expect(Set(keys).count == urls.count)
+        #expect(keys.sorted().map(\.rawValue) == urls.sorted())
+        #expect(try AssetKey(feedURL: "/ab") != AssetKey(feedURL: "/a"), "a prefix is another key")
+    }
 }
 
 @Suite struct AssetFileNameTests {

@@ -42,6 +42,24 @@ struct FileStatusTests {
         #expect(status.identity != target.identity)
     }
 
+    /// The warm path's batch of looks (`DiskStorage.fingerprints(of:in:)`), by each key's file name in place,
+    /// relative to DIR's descriptor: a regular file's fingerprint is the one `FileStatus.at` gives its path; a
+    /// link, a FIFO and nothing there give no hint.
+    @Test func aBatchOfLooksByKeyFindsTheRegularFilesOnly() throws {
+        let dir = TemporaryDirectory("status-batch")
+        let keys = try (1...4).map { try AssetKey(feedURL: "/gallery/image/\($0).png") }
+        try writeBytes(Array("1234".utf8), to: dir.file(keys[0].fileName))
+        #expect(symlink(dir.file(keys[0].fileName), dir.file(keys[1].fileName)) == 0)
+        #expect(mkfifo(dir.file(keys[2].fileName), 0o644) == 0)
+        let descriptor = open(dir.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        let found = DiskStorage.fingerprints(of: keys, in: descriptor)
+        let expected = try #require(try FileStatus.at(dir.file(keys[0].fileName))?.fingerprint)
+        #expect(found == [expected, nil, nil, nil])
+        #expect(found[0]?.size == 4)
+    }
+
     @Test func aFIFOIsNeverAFingerprint() throws {
         let dir = TemporaryDirectory("status-fifo")
         #expect(mkfifo(dir.file("pipe.png"), 0o644) == 0)
