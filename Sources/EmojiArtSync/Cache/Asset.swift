@@ -45,7 +45,7 @@ struct Asset: Sendable, Equatable {
     /// bytes from memory (a repair fetches from the gallery; the file is the copy), so holding them would only
     /// cost memory: 64 MiB of cache is about 260,000 records, not 1,300 full-size images.
     var withoutBytes: Asset {
-        Asset(key: key, size: size, sha256: nil, width: width, height: height)
+        Asset(record: key, size: size, width: width, height: height)
     }
 
     private init(key: AssetKey, size: Int, sha256: String?, width: UInt32?, height: UInt32?) {
@@ -57,9 +57,14 @@ struct Asset: Sendable, Equatable {
         self.height = height
     }
 
-    /// What holding this asset in memory costs: its bytes, plus a fixed allowance for the record itself so
-    /// that a cache of many byte-less entries is bounded too.
-    var memoryCost: Int { (bytes?.count ?? 0) + 256 }
+    /// An asset as the memory cache keeps it (`MemoryCache`): its facts, no bytes, no digest.
+    init(record key: AssetKey, size: Int, width: UInt32?, height: UInt32?) {
+        self.init(key: key, size: size, sha256: nil, width: width, height: height)
+    }
+
+    /// What the memory cache counts for one record against `--memory-limit`: a fixed allowance (the slot, the
+    /// key's storage, its entry in the cache's table), so that the limit bounds the number of records.
+    static let recordCost = 256
 
     /// Lowercase hex SHA-256 of `bytes`. Pure; callers run it off the actors.
     static func digest(_ bytes: [UInt8]) -> String {

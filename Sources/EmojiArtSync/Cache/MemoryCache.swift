@@ -1,7 +1,8 @@
-/// A least-recently-used map of assets bounded by what they cost in memory (`Asset.memoryCost`).
+/// A least-recently-used map of asset records bounded by what they cost in memory (`Asset.recordCost` each).
 ///
-/// A plain value type (the `ImageLoader` owns the one that matters). Inserting past the limit evicts the least
-/// recently used assets first; an asset larger than the whole limit is not kept at all.
+/// A plain value type (the `ImageLoader` owns the one that matters). It keeps what an access answers from memory
+/// (the key, the size, the dimensions), never an asset's bytes or digest: no access reads image bytes from memory
+/// (`Asset.withoutBytes`). Inserting past the limit evicts the least recently used records first.
 ///
 /// Every operation is O(1), whatever the number of entries (a pass over a 100,000-item feed makes hundreds of
 /// thousands of them): the assets live in an array of slots chained in recency order by index (a doubly linked
@@ -13,11 +14,32 @@ struct MemoryCache: Sendable {
     /// Inserts made since the cache was created (`CacheHints` counts whether it saw them all).
     private(set) var inserts: UInt64 = 0
 
+    /// One record in 32 bytes (a gallery of 100,000 keys keeps about 90,000 of them for as long as the agent
+    /// runs; an `Asset` in the slot was 64).
     private struct Slot: Sendable {
-        var asset: Asset?
+        /// nil: a free slot.
+        var key: AssetKey?
+        var size: Int
+        /// The PNG's dimensions; 0 when not known (a valid PNG is at least 1 x 1).
+        var width: UInt32
+        var height: UInt32
         /// Neighbours in recency order (towards the most and the least recently used), or `none`.
         var newer: Int32
         var older: Int32
+
+        init(_ asset: Asset) {
+            key = asset.key
+            size = asset.size
+            width = asset.width ?? 0
+            height = asset.height ?? 0
+            newer = MemoryCache.none
+            older = MemoryCache.none
+        }
+
+        /// The record as an asset without bytes, nil for a free slot.
+        var asset: Asset? {
+            key.map { Asset(record: $0, size: size, width: width == 0 ? nil : width, height: height == 0 ? nil : height) }
+        }
     }
 
     private static let none: Int32 = -1
@@ -44,9 +66,9 @@ struct MemoryCache: Sendable {
     /// `get`, looking first in `hint`, the slot the caller last found `key` in (-1: none), and setting it to the
     /// slot `key` is in (-1 when it is not cached): a caller that keeps hints finds a key again without hashing it.
     mutating func get(_ key: AssetKey, hint: inout Int32) -> Asset? {
-        if hint >= 0, Int(hint) < slots.count, let asset = slots[Int(hint)].asset, asset.key == key {
+        if hint >= 0, Int(hint) < slots.count, slots[Int(hint)].key == key {
             moveToFront(hint)
-            return asset
+            return slots[Int(hint)].asset
         }
         hint = slotOfKey[key] ?? Self.none
         guard hint != Self.none else { return nil }
@@ -57,46 +79,47 @@ struct MemoryCache: Sendable {
     /// `get`, looking only in `hint`: for a caller that knows `key` is nowhere else if not there (complete hints,
     /// `CacheHints.isComplete`). Sets `hint` to -1 when the slot does not hold `key`.
     mutating func get(_ key: AssetKey, onlyAt hint: inout Int32) -> Asset? {
-        guard hint >= 0, Int(hint) < slots.count, let asset = slots[Int(hint)].asset, asset.key == key else {
+        guard hint >= 0, Int(hint) < slots.count, slots[Int(hint)].key == key else {
             hint = Self.none
             return nil
         }
         moveToFront(hint)
-        return asset
+        return slots[Int(hint)].asset
     }
 
     /// Whether `key` is cached, without touching recency.
     func contains(_ key: AssetKey) -> Bool { slotOfKey[key] != nil }
 
-    /// Inserts or replaces, then evicts until within the limit. Returns how many entries were evicted, and the
-    /// slot the asset is in (-1 when it was not kept: larger than the whole limit, or evicted at once).
+    /// Inserts or replaces the record of `asset` (its bytes and digest are not kept), then evicts until within
+    /// the limit. Returns how many entries were evicted, and the slot the record is in (-1 when it was not kept:
+    /// a limit below one record's cost).
     @discardableResult
     mutating func insert(_ asset: Asset) -> (evicted: Int, slot: Int32) {
         inserts &+= 1
-        guard asset.memoryCost <= byteLimit else {
+        guard Asset.recordCost <= byteLimit else {
             remove(asset.key)
             return (0, Self.none)
         }
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
-            slots[Int(slot)] = Slot(asset: asset, newer: Self.none, older: Self.none)
+            slots[Int(slot)] = Slot(asset)
         } else {
             slot = Int32(slots.count)
-            slots.append(Slot(asset: asset, newer: Self.none, older: Self.none))
+            slots.append(Slot(asset))
         }
         // One hash for the key: a replaced entry's slot is freed after the new one is in.
         if let replaced = slotOfKey.updateValue(slot, forKey: asset.key) { free(replaced) }
         link(slot)
-        totalBytes += asset.memoryCost
+        totalBytes += Asset.recordCost
         var evicted = 0
         while totalBytes > byteLimit, oldest != Self.none {
             let victim = oldest
-            guard let key = slots[Int(victim)].asset?.key else { break }
+            guard let key = slots[Int(victim)].key else { break }
             remove(key)
             evicted += 1
         }
-        return (evicted, slots[Int(slot)].asset == nil ? Self.none : slot)
+        return (evicted, slots[Int(slot)].key == nil ? Self.none : slot)
     }
 
     mutating func remove(_ key: AssetKey) {
@@ -107,8 +130,8 @@ struct MemoryCache: Sendable {
     /// Unlinks a slot no key maps to any more and gives it back.
     private mutating func free(_ slot: Int32) {
         unlink(slot)
-        totalBytes -= slots[Int(slot)].asset?.memoryCost ?? 0
-        slots[Int(slot)].asset = nil
+        if slots[Int(slot)].key != nil { totalBytes -= Asset.recordCost }
+        slots[Int(slot)].key = nil
         freeSlots.append(slot)
     }
 

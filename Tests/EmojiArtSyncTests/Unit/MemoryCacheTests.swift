@@ -9,7 +9,7 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
 
 @Suite struct MemoryCacheTests {
     @Test func evictsLeastRecentlyUsedFirstAndStaysWithinItsBound() throws {
-        let cost = try makeAsset(1, size: 100).memoryCost  // the bytes plus the record's allowance
+        let cost = Asset.recordCost  // a record's allowance, whatever the asset's size: its bytes are not kept
         var cache = MemoryCache(byteLimit: 3 * cost)
         cache.insert(try makeAsset(1, size: 100))
         cache.insert(try makeAsset(2, size: 100))
@@ -25,7 +25,7 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
     /// A hint is where the caller last found a key: right, it is used; stale (the key evicted and its slot given to
     /// another key), the cache answers by the key itself and never with the other key's asset.
     @Test func aHintFindsItsKeyAndAStaleOneNeverAnswersForAnotherKey() throws {
-        let cost = try makeAsset(1, size: 100).memoryCost
+        let cost = Asset.recordCost
         var cache = MemoryCache(byteLimit: 2 * cost)
         let one = try AssetKey(feedURL: "/gallery/image?1")
         var hint = cache.insert(try makeAsset(1, size: 100)).slot
@@ -46,10 +46,29 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
         #expect(again?.key == three, "the hint it was given back does not find the key")
     }
 
-    @Test func anAssetLargerThanTheLimitIsNotKept() throws {
-        var cache = MemoryCache(byteLimit: 300)
-        cache.insert(try makeAsset(1, size: 301))
+    @Test func aLimitBelowOneRecordKeepsNothing() throws {
+        var cache = MemoryCache(byteLimit: Asset.recordCost - 1)
+        #expect(cache.insert(try makeAsset(1, size: 1)).slot == -1)
         #expect(cache.count == 0 && cache.totalBytes == 0)
+    }
+
+    /// The cache keeps an asset's record: what a memory hit answers (key, size, dimensions), never its bytes or
+    /// digest, however large the asset; an asset of unknown dimensions comes back without them.
+    @Test func keepsTheRecordOfAnAssetNotItsBytes() throws {
+        var cache = MemoryCache(byteLimit: 10 * Asset.recordCost)
+        let large = try makeAsset(1, size: 100_000)
+        let fetched = Asset(key: large.key, bytes: large.bytes!, sha256: large.sha256!, width: 360, height: 650)
+        cache.insert(fetched)
+        let hit = cache.get(large.key)
+        let found = try #require(hit)
+        #expect(found.key == large.key && found.size == 100_000 && found.width == 360 && found.height == 650)
+        #expect(found.bytes == nil && found.sha256 == nil)
+        #expect(cache.totalBytes == Asset.recordCost)
+        let trusted = try AssetKey(feedURL: "/gallery/image?2")
+        cache.insert(Asset(trustedOnDisk: trusted, size: 42))
+        let again = cache.get(trusted)
+        let record = try #require(again)
+        #expect(record.size == 42 && record.width == nil && record.height == nil)
     }
 
     @Test func entriesWithoutBytesStillCountTowardsTheBound() throws {
@@ -66,7 +85,7 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
     /// exactly the keys the list says, and evicts in its order.
     @Test func agreesWithAListInRecencyOrderOverRandomOperations() throws {
         let keys = try (0..<40).map { try AssetKey(feedURL: "/gallery/image?\($0)") }
-        var cache = MemoryCache(byteLimit: 12 * 256 + 10 * 64)
+        var cache = MemoryCache(byteLimit: 12 * Asset.recordCost + 10 * 64)
         var model: [(key: AssetKey, cost: Int)] = []  // most recent last
         var generator = SystemRandomNumberGenerator()
         for step in 0..<5_000 {
@@ -82,7 +101,7 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
                 let bytes = [UInt8](repeating: 1, count: size)
                 cache.insert(Asset(key: key, bytes: bytes, sha256: "00", width: 1, height: 1))
                 model.removeAll { $0.key == key }
-                model.append((key, size + 256))
+                model.append((key, Asset.recordCost))
                 while model.reduce(0, { $0 + $1.cost }) > cache.byteLimit { model.removeFirst() }
             default:
                 cache.remove(key)
@@ -98,8 +117,9 @@ func makeAsset(_ n: Int, size: Int) throws -> Asset {
         var cache = MemoryCache(byteLimit: 1000)
         cache.insert(try makeAsset(1, size: 100))
         cache.insert(try makeAsset(1, size: 300))
-        #expect(cache.totalBytes == 300 + 256 && cache.count == 1)
-        #expect(cache.removeAll() == (entries: 1, bytes: 300 + 256))
+        #expect(cache.totalBytes == Asset.recordCost && cache.count == 1)
+        #expect(cache.get(try AssetKey(feedURL: "/gallery/image?1"))?.size == 300, "the record was not replaced")
+        #expect(cache.removeAll() == (entries: 1, bytes: Asset.recordCost))
         #expect(cache.totalBytes == 0)
     }
 }
