@@ -141,7 +141,13 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
 
     public static func == (lhs: AssetKey, rhs: AssetKey) -> Bool {
         lhs.storage === rhs.storage
-            || (lhs.urlHash == rhs.urlHash && lhs.withURL { left in rhs.withURL { right in left.elementsEqual(right) } })
+            || (lhs.urlHash == rhs.urlHash
+                && lhs.withURL { left in
+                    rhs.withURL { right in
+                        left.count == right.count
+                            && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+                    }
+                })
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(urlHash) }
