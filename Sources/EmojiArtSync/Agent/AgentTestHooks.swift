@@ -11,7 +11,7 @@ final class AgentTestHooks: Sendable {
     private let directoryFlushFailure = Mutex<Int32?>(nil)
     private let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
-    private let beforeCommitBatch = Mutex<(@Sendable () async -> Void)?>(nil)
+    private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
 
     init() {}
 
@@ -41,13 +41,14 @@ final class AgentTestHooks: Sendable {
         beforeTaking.withLock { $0 }?(path)
     }
 
-    /// Runs `hook` before the committer takes each batch from its queue (the files queued meanwhile join it).
-    func setBeforeCommitBatch(_ hook: (@Sendable () async -> Void)?) {
+    /// Runs `hook` with the batch's lane before the committer takes each batch from that lane's queue (the files
+    /// queued meanwhile join it).
+    func setBeforeCommitBatch(_ hook: (@Sendable (GroupCommitter.Lane) async -> Void)?) {
         beforeCommitBatch.withLock { $0 = hook }
     }
 
-    func runBeforeCommitBatch() async {
-        if let hook = beforeCommitBatch.withLock({ $0 }) { await hook() }
+    func runBeforeCommitBatch(_ lane: GroupCommitter.Lane) async {
+        if let hook = beforeCommitBatch.withLock({ $0 }) { await hook(lane) }
     }
 
     /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.

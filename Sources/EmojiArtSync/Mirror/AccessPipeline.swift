@@ -470,13 +470,15 @@ final class AccessPipeline {
         } catch {
             staging = .failure(error)
         }
-        return try await publish(key, staging: staging, unusableOnRecord: unusableOnRecord)
+        return try await publish(
+            key, staging: staging, unusableOnRecord: unusableOnRecord, lane: priority == .urgent ? .repair : .pass)
     }
 
     /// What a fetch staged goes to its path (`GroupCommitter.publish`); a path found taken is a conflict, and an
     /// answer that was no image is recorded, so the next listings are refused without asking.
     private func publish(
-        _ key: AssetKey, staging: Result<Staging, any Error>, unusableOnRecord: Bool
+        _ key: AssetKey, staging: Result<Staging, any Error>, unusableOnRecord: Bool,
+        lane: GroupCommitter.Lane = .pass
     ) async throws -> (Asset, Hit) {
         let staged: StagedAsset
         switch staging {
@@ -497,7 +499,7 @@ final class AccessPipeline {
             throw error
         }
         if unusableOnRecord { try index.forgetUnusableAnswer(for: key) }
-        try await committer.publish(staged, tag: catalogue[tag: key])
+        try await committer.publish(staged, tag: catalogue[tag: key], lane: lane)
         log.access(key, hit: .network, size: staged.asset.size)
         return (staged.asset, .network)
     }

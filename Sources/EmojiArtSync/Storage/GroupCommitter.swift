@@ -22,6 +22,12 @@ import Glibc
 /// cold pass), and a file that arrives when nothing is being committed is committed at once, alone, so a lone
 /// repair lands in milliseconds. docs/RELIABILITY.md gives the durability argument for each crash point.
 ///
+/// Two lanes (`Lane`) batch apart: the files of passes, and the repairs a person's change asked for. A repair
+/// during a cold pass would otherwise wait for the batch being committed and then for the next one, thousands of
+/// files with their `syncfs`; in its own lane it is flushed file by file and renamed in a turn of its own, beside
+/// the pass's batch. The two never hold the same key (one load per key is in flight), and each batch still decides,
+/// renames and records in one turn of the silo.
+///
 /// It is also where a path that turns out to be occupied is settled (`publish`): a regular file the agent did not
 /// write is adopted when it holds exactly the agent's bytes, else the access fails with a conflict and the file
 /// stays untouched.
@@ -76,14 +82,27 @@ final class GroupCommitter {
     private let storage: DiskStorage
     private let index: AssetIndex
     private let log: AccessLog
-    private var queue: [Waiting] = []
-    private var committing = false
+    /// Which files batch together.
+    enum Lane: Int, Sendable, CaseIterable {
+        /// Files of passes, refreshes and retries.
+        case pass
+        /// Repairs a person's change asked for (`RequestPriority.urgent`).
+        case repair
+    }
+
+    /// A lane's files waiting for its next batch, and whether a task is committing one of its batches.
+    private struct LaneQueue {
+        var waiting: [Waiting] = []
+        var committing = false
+    }
+
+    private var lanes = Array(repeating: LaneQueue(), count: Lane.allCases.count)
 
     /// Batches committed and files in them, since start (`status --json`, the benchmarks, tests).
     private(set) var batches = 0
     private(set) var files = 0
-    /// Files waiting for the next batch.
-    var queued: Int { queue.count }
+    /// Files waiting for a next batch, in either lane.
+    var queued: Int { lanes.reduce(0) { $0 + $1.waiting.count } }
     /// The largest batch so far.
     private(set) var largestBatch = 0
 
@@ -101,7 +120,7 @@ final class GroupCommitter {
     ///
     /// Whether the path is the agent's is decided in the batch's turn of the silo, from what is there at the moment
     /// of the rename, because a purge, a repair or the user may have changed it since the fetch was decided.
-    func publish(_ staged: StagedAsset, tag: String?) async throws {
+    func publish(_ staged: StagedAsset, tag: String?, lane: Lane = .pass) async throws {
         let asset = staged.asset
         let name = asset.key.fileName
         let path = directory.path(ofAsset: name)
@@ -114,7 +133,7 @@ final class GroupCommitter {
             name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
         switch try await commit(PendingFile(
-            temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry)) {
+            temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry), in: lane) {
         case .installed(_, let movedAside):
             log.pathStored(path)
             if let movedAside { log.movedAside(asset.key, name: name, to: movedAside) }
@@ -168,25 +187,25 @@ final class GroupCommitter {
     /// file, and whatever arrived meanwhile), and hands the next batch, if files arrived while it worked, to the
     /// task of the first of them. So a file costs its task one entry into the silo and one resumption, and a batch
     /// two trips to the I/O pool (flush, then the directory's `fsync`).
-    func commit(_ file: PendingFile) async throws -> Outcome {
-        let position = queue.count
-        queue.append(Waiting(file: file, continuation: nil))
-        if committing {
+    func commit(_ file: PendingFile, in lane: Lane = .pass) async throws -> Outcome {
+        let position = lanes[lane.rawValue].waiting.count
+        lanes[lane.rawValue].waiting.append(Waiting(file: file, continuation: nil))
+        if lanes[lane.rawValue].committing {
             let turn = try await withCheckedThrowingContinuation { continuation in
-                queue[position].continuation = continuation
+                lanes[lane.rawValue].waiting[position].continuation = continuation
             }
             if case .committed(let outcome) = turn { return outcome }
         }
-        committing = true
-        return try await commitQueuedBatch(leadingWith: file.temporaryPath)
+        lanes[lane.rawValue].committing = true
+        return try await commitQueuedBatch(of: lane, leadingWith: file.temporaryPath)
     }
 
     /// Commits every file queued now (the caller's own, whose path is `own`, among them), resumes the others'
     /// tasks, and hands the next batch to the first file that arrived meanwhile. Returns the caller's outcome.
-    private func commitQueuedBatch(leadingWith own: String) async throws -> Outcome {
-        await storage.status.hooks?.runBeforeCommitBatch()
-        let batch = queue
-        queue.removeAll(keepingCapacity: true)
+    private func commitQueuedBatch(of lane: Lane, leadingWith own: String) async throws -> Outcome {
+        await storage.status.hooks?.runBeforeCommitBatch(lane)
+        let batch = lanes[lane.rawValue].waiting
+        lanes[lane.rawValue].waiting.removeAll(keepingCapacity: true)
         let outcomes = await commitBatch(batch.map(\.file))
         batches += 1
         files += batch.count
@@ -199,10 +218,10 @@ final class GroupCommitter {
                 mine = outcome
             }
         }
-        if queue.isEmpty {
-            committing = false
-        } else if let next = queue[0].continuation {
-            queue[0].continuation = nil
+        if lanes[lane.rawValue].waiting.isEmpty {
+            lanes[lane.rawValue].committing = false
+        } else if let next = lanes[lane.rawValue].waiting[0].continuation {
+            lanes[lane.rawValue].waiting[0].continuation = nil
             next.resume(returning: .commitNextBatch)
         }
         guard let mine else { throw SyncError(.system, "\(own) was not in the batch it committed") }

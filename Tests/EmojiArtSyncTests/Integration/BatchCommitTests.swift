@@ -45,7 +45,7 @@ struct BatchCommitTests {
         // first batch is held until 20 files wait, so the test does not depend on how fast the disk is.
         let committerOfAgent = agent.core.committer
         let held = Shared(0)
-        hooks.setBeforeCommitBatch {
+        hooks.setBeforeCommitBatch { _ in
             guard held.value == 0 else { return }
             held.increment()
             _ = await eventually(timeout: .seconds(30)) { await committerOfAgent.queued >= 20 }
@@ -106,7 +106,7 @@ struct BatchCommitTests {
         let elsewhere = dir.file("elsewhere.txt")
         let placed = Shared(0)
         // The first batch is held until every valid file waits in it, then the obstacles appear.
-        hooks.setBeforeCommitBatch {
+        hooks.setBeforeCommitBatch { _ in
             guard placed.value == 0 else { return }
             _ = await eventually(timeout: .seconds(30)) { await committerOfAgent.queued >= valid }
             symlink(elsewhere, paths[0])

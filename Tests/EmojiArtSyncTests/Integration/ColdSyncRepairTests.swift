@@ -48,4 +48,42 @@ struct ColdSyncRepairTests {
         let laterColdFetches = lines[repaired..<syncEnded].filter { $0.contains("event=asset") && $0.contains("hit=network") }
         #expect(!laterColdFetches.isEmpty, "the repair waited for the cold sync's last file")
     }
+
+    /// A repair is committed in a lane of its own (`GroupCommitter.Lane.repair`): while the cold sync's batch is
+    /// held before its commit (the stand-in for a batch of thousands of files and its `syncfs`), the person's
+    /// deleted file comes back anyway. Before, it joined the pass's next batch and waited for the held one.
+    @Test func aRepairIsCommittedWhileThePassesBatchIsStillBeingCommitted() async throws {
+        let gallery = try await GalleryFixture(count: 200, imageSize: .small)
+        let dir = TemporaryDirectory("repair-lane")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
+        let passBatches = Shared(0)
+        let holding = Shared(false)
+        let released = Shared(false)
+        // The pass's second batch (the first one is its first file alone) is held until the test releases it.
+        hooks.setBeforeCommitBatch { lane in
+            guard lane == .pass, passBatches.increment() == 2 else { return }
+            holding.set(true)
+            _ = await eventually(timeout: .seconds(60)) { released.value }
+            holding.set(false)
+        }
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually { holding.value })
+        let stored = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix("gallery_image_") }
+        let name = try #require(stored.first, "no file was committed before the held batch")
+        let number = try #require(Int(name.dropFirst("gallery_image_".count).dropLast(".png".count)))
+        unlink(dir.file(name))
+        let repairedWhileHeld = await eventually(timeout: .seconds(20)) { gallery.isMirrored(number, in: dir) }
+        let stillHeld = holding.value
+        released.set(true)
+        #expect(repairedWhileHeld && stillHeld, "the repair waited for the pass's batch")
+
+        #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
+        #expect(logLines(dir.path).contains { $0.contains("event=repair") && $0.contains("key=/gallery/image?\(number)") })
+    }
 }
