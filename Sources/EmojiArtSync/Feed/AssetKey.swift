@@ -17,9 +17,8 @@ import Glibc
 /// heap strings) is 112 bytes less per key (docs/BENCHMARKS.md has the heap profile). `rawValue` and
 /// `fileName` make a `String` when asked; the per-access paths read the bytes in place (`withURL`,
 /// `withFileName`).
-// SAFETY: `@unchecked` only because `ManagedBuffer`, which `AssetKeyStorage` is, cannot be `Sendable`: the
-// storage is written once, in `AssetKeyStorage.make`, before any key holds it, and only read after, so keys
-// shared between threads never race.
+// `@unchecked` only because `ManagedBuffer`, which `AssetKeyStorage` is, can never be `Sendable`.
+// SAFETY: a key's storage is written once, in `AssetKeyStorage.make`, before any key holds it; only read after.
 public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringConvertible {
     /// Longer keys are refused: no gallery needs them, and they bound log lines and file names.
     static let maximumLength = 1024
