@@ -78,7 +78,7 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// Whether the key's file name is `name` (compared in place).
     func hasFileName(_ name: String) -> Bool {
         var name = name
-        return name.withUTF8 { name in withFileName { $0.elementsEqual(name) } }
+        return name.withUTF8 { name in withFileName { Self.sameBytes($0, name) } }
     }
 
     /// Calls `body` with the file name as a C string, in place: for a system call on the file relative to DIR's
@@ -140,13 +140,12 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
 
     public static func == (lhs: AssetKey, rhs: AssetKey) -> Bool {
         lhs.storage === rhs.storage
-            || (lhs.urlHash == rhs.urlHash
-                && lhs.withURL { left in
-                    rhs.withURL { right in
-                        left.count == right.count
-                            && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-                    }
-                })
+            || (lhs.urlHash == rhs.urlHash && lhs.withURL { left in rhs.withURL { right in sameBytes(left, right) } })
+    }
+
+    /// Byte-equal, with `memcmp` (a generic `elementsEqual` walks element by element).
+    private static func sameBytes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(urlHash) }
