@@ -12,6 +12,7 @@ final class AgentTestHooks: Sendable {
     private let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
     private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
+    private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, Int) -> Void)?>(nil)
 
     init() {}
 
@@ -49,6 +50,16 @@ final class AgentTestHooks: Sendable {
 
     func runBeforeCommitBatch(_ lane: GroupCommitter.Lane) async {
         if let hook = beforeCommitBatch.withLock({ $0 }) { await hook(lane) }
+    }
+
+    /// Calls `hook` with the lane and the number of files, in the silo, after each turn in which the committer
+    /// renamed and recorded a chunk of a batch (`GroupCommitter.renamesPerTurn` at most).
+    func setAfterRenameTurn(_ hook: (@Sendable (GroupCommitter.Lane, Int) -> Void)?) {
+        afterRenameTurn.withLock { $0 = hook }
+    }
+
+    func runAfterRenameTurn(_ lane: GroupCommitter.Lane, files: Int) {
+        if let hook = afterRenameTurn.withLock({ $0 }) { hook(lane, files) }
     }
 
     /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.

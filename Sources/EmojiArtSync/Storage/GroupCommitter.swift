@@ -12,9 +12,10 @@ import Glibc
 /// file that arrives while the previous batch is being committed, then, for the whole batch:
 /// 1. one `syncfs(2)` makes every temporary file's bytes durable (the file system's journal and the disk's cache
 ///    are flushed once, not once per file); a batch of at most `smallBatch` files is flushed file by file instead;
-/// 2. once DIR is not being emptied (`RenameGate`), in one turn of the silo, each file is renamed into place
-///    (only where the path is still the agent's to write: the decision and the rename happen together, with
-///    nothing in between), and their index rows are written in one SQLite transaction;
+/// 2. once DIR is not being emptied (`RenameGate`), each file is renamed into place (only where the path is still
+///    the agent's to write: the decision and the rename happen together, with nothing in between) and its index row
+///    written, `renamesPerTurn` files per turn of the silo and per SQLite transaction, so that nothing else waits
+///    for a whole batch's renames;
 /// 3. one `fsync` of DIR makes the renames durable;
 /// 4. only then is each waiter resumed, and its asset logged and counted.
 ///
@@ -25,8 +26,8 @@ import Glibc
 /// Two lanes (`Lane`) batch apart: the files of passes, and the repairs a person's change asked for. A repair
 /// during a cold pass would otherwise wait for the batch being committed and then for the next one, thousands of
 /// files with their `syncfs`; in its own lane it is flushed file by file and renamed in a turn of its own, beside
-/// the pass's batch. The two never hold the same key (one load per key is in flight), and each batch still decides,
-/// renames and records in one turn of the silo.
+/// the pass's batch. The two never hold the same key (one load per key is in flight), and each file is still
+/// decided, renamed and recorded in one turn of the silo.
 ///
 /// It is also where a path that turns out to be occupied is settled (`publish`): a regular file the agent did not
 /// write is adopted when it holds exactly the agent's bytes, else the access fails with a conflict and the file
@@ -206,7 +207,7 @@ final class GroupCommitter {
         await storage.status.hooks?.runBeforeCommitBatch(lane)
         let batch = lanes[lane.rawValue].waiting
         lanes[lane.rawValue].waiting.removeAll(keepingCapacity: true)
-        let outcomes = await commitBatch(batch.map(\.file))
+        let outcomes = await commitBatch(batch.map(\.file), of: lane)
         batches += 1
         files += batch.count
         largestBatch = max(largestBatch, batch.count)
@@ -228,7 +229,7 @@ final class GroupCommitter {
         return try mine.get()
     }
 
-    private func commitBatch(_ batch: [PendingFile]) async -> [Result<Outcome, any Error>] {
+    private func commitBatch(_ batch: [PendingFile], of lane: Lane) async -> [Result<Outcome, any Error>] {
         TestFaultSwitch.killIfAsked(at: .afterWrites)
         // 1. Durable bytes, once for the batch, off the silo.
         let folder = storage.temporaryFolder
@@ -238,49 +239,26 @@ final class GroupCommitter {
             return batch.map { _ in .failure(failure) }
         }
         TestFaultSwitch.killIfAsked(at: .afterFlush)
-        // Nothing is renamed into DIR while it is being emptied, nor ever once it is gone (`RenameGate`).
-        if let gone = await storage.gate.waitUntilOpen() {
-            for file in batch { unlink(file.temporaryPath) }
-            let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
-            return batch.map { _ in .failure(error) }
-        }
-        // 2. Decide, rename and record, in one turn of the silo: nothing can change a path in between.
+        // 2. Decide, rename and record, a chunk of the batch per turn of the silo (`renamesPerTurn`): nothing can
+        // change a path between its decision and its rename, and a repair or a person's request waits for one chunk,
+        // not for the thousands of renames of a cold pass's batch. Nothing is renamed into DIR while it is being
+        // emptied, nor ever once it is gone (`RenameGate`): the gate is asked before each chunk.
         var outcomes: [Result<Outcome, any Error>] = []
+        outcomes.reserveCapacity(batch.count)
         var installed: [(position: Int, identity: FileIdentity, replaced: Bool)] = []
-        let rows: [IndexEntry?]
-        do {
-            rows = try ownRows(batch)
-        } catch {
-            for file in batch { unlink(file.temporaryPath) }
-            return batch.map { _ in .failure(error) }
-        }
-        for (position, file) in batch.enumerated() {
-            let placed = install(file, row: rows[position])
-            if let identity = placed.identity { installed.append((position, identity, placed.replaced)) }
-            outcomes.append(placed.outcome)
-        }
-        TestFaultSwitch.killIfAsked(at: .beforeTransaction)
-        do {
-            let new = try record(installed.map { (batch[$0.position].entry, $0.identity) })
-            for ((position, _, _), isNew) in zip(installed, new) {
-                if case .success(.installed(_, let movedAside)) = outcomes[position] {
-                    outcomes[position] = .success(.installed(isNew: isNew, movedAside: movedAside))
-                }
+        var chunkStart = 0
+        while chunkStart < batch.count {
+            if chunkStart > 0 { await Task.yield() }
+            let chunk = batch[chunkStart..<min(batch.count, chunkStart + Self.renamesPerTurn)]
+            chunkStart = chunk.endIndex
+            if let gone = await storage.gate.waitUntilOpen() {
+                for file in chunk { unlink(file.temporaryPath) }
+                let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
+                outcomes.append(contentsOf: chunk.map { _ in .failure(error) })
+                continue
             }
-        } catch {
-            // No rows (a full disk, say): a new file left in place would look like the user's from now on. It
-            // is taken back (nothing ran in between); a replaced file keeps its old row and is repaired later.
-            for (position, identity, replaced) in installed {
-                if !replaced {
-                    do {
-                        _ = try storage.ownership.remove(batch[position].entry.name, own: identity, expected: nil)
-                    } catch let removal {
-                        outcomes[position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
-                        continue
-                    }
-                }
-                outcomes[position] = .failure(error)
-            }
+            installed.append(contentsOf: installAndRecord(chunk, outcomes: &outcomes))
+            storage.status.hooks?.runAfterRenameTurn(lane, files: chunk.count)
         }
         TestFaultSwitch.killIfAsked(at: .afterTransaction)
         // 3. Durable renames, once for the batch (the temporary directory's entries need no flush: a temporary
@@ -296,10 +274,61 @@ final class GroupCommitter {
         return outcomes
     }
 
+    /// Files renamed and recorded in one turn of the silo, at most (`commitBatch`): about 3 ms of renames, status
+    /// calls and inserts on a busy machine.
+    nonisolated static let renamesPerTurn = 64
+
+    /// Decides, renames and records `chunk` (positions of the batch), with no suspension: appends each file's
+    /// outcome to `outcomes` (whose count is the chunk's first position) and returns the files installed, by their
+    /// position in the batch.
+    private func installAndRecord(
+        _ chunk: ArraySlice<PendingFile>, outcomes: inout [Result<Outcome, any Error>]
+    ) -> [(position: Int, identity: FileIdentity, replaced: Bool)] {
+        let rows: [IndexEntry?]
+        do {
+            rows = try ownRows(chunk)
+        } catch {
+            for file in chunk { unlink(file.temporaryPath) }
+            outcomes.append(contentsOf: chunk.map { _ in .failure(error) })
+            return []
+        }
+        var installed: [(position: Int, identity: FileIdentity, replaced: Bool)] = []
+        for (file, row) in zip(chunk, rows) {
+            let placed = install(file, row: row)
+            if let identity = placed.identity { installed.append((outcomes.count, identity, placed.replaced)) }
+            outcomes.append(placed.outcome)
+        }
+        TestFaultSwitch.killIfAsked(at: .beforeTransaction)
+        do {
+            let new = try record(installed.map { (chunk[$0.position].entry, $0.identity) })
+            for ((position, _, _), isNew) in zip(installed, new) {
+                if case .success(.installed(_, let movedAside)) = outcomes[position] {
+                    outcomes[position] = .success(.installed(isNew: isNew, movedAside: movedAside))
+                }
+            }
+            return installed
+        } catch {
+            // No rows (a full disk, say): a new file left in place would look like the user's from now on. It
+            // is taken back (nothing ran in between); a replaced file keeps its old row and is repaired later.
+            for (position, identity, replaced) in installed {
+                if !replaced {
+                    do {
+                        _ = try storage.ownership.remove(chunk[position].entry.name, own: identity, expected: nil)
+                    } catch let removal {
+                        outcomes[position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
+                        continue
+                    }
+                }
+                outcomes[position] = .failure(error)
+            }
+            return []
+        }
+    }
+
     /// The row that records each file's path as the agent's, for that file's key (nil: the path is not the
     /// agent's): read in one transaction (each statement outside one takes and drops SQLite's locks), in the same
     /// turn of the silo as the renames.
-    private func ownRows(_ batch: [PendingFile]) throws(SyncError) -> [IndexEntry?] {
+    private func ownRows(_ batch: ArraySlice<PendingFile>) throws(SyncError) -> [IndexEntry?] {
         return try index.readTransaction { () throws(SyncError) in
             var rows: [IndexEntry?] = []
             rows.reserveCapacity(batch.count)

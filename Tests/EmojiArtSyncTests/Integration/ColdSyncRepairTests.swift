@@ -86,4 +86,50 @@ struct ColdSyncRepairTests {
         for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
         #expect(logLines(dir.path).contains { $0.contains("event=repair") && $0.contains("key=/gallery/image?\(number)") })
     }
+
+    /// A batch larger than `GroupCommitter.renamesPerTurn` is renamed and recorded a chunk per turn of the silo,
+    /// and a job queued on the silo during its first turn runs before its last: a repair (or a person's request)
+    /// waits for one chunk, not for a cold batch's thousands of renames. With the whole batch in one turn, the job
+    /// ran only after it.
+    @Test func aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween() async throws {
+        let served = Shared(0)
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small) { _ in served.increment() }
+        let dir = TemporaryDirectory("rename-turns")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
+        let passBatches = Shared(0)
+        let holding = Shared(false)
+        let released = Shared(false)
+        // The pass's second batch waits until the test releases it: the files fetched meanwhile join it.
+        hooks.setBeforeCommitBatch { lane in
+            guard lane == .pass, passBatches.increment() == 2 else { return }
+            holding.set(true)
+            _ = await eventually(timeout: .seconds(60)) { released.value }
+        }
+        let heldBatchTurns = Shared<[Int]>([])
+        let turnsDoneWhenTheJobRan = Shared(-1)
+        hooks.setAfterRenameTurn { lane, files in
+            guard lane == .pass, passBatches.value == 2 else { return }
+            heldBatchTurns.append(files)
+            if heldBatchTurns.value.count == 1 {
+                Task { @SyncActor in turnsDoneWhenTheJobRan.set(heldBatchTurns.value.count) }
+            }
+        }
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually { holding.value })
+        #expect(await eventually(timeout: .seconds(60)) { served.value >= 200 })
+        released.set(true)
+
+        #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        let turns = heldBatchTurns.value
+        #expect(turns.reduce(0, +) > 2 * GroupCommitter.renamesPerTurn, "the held batch had \(turns.reduce(0, +)) files")
+        #expect(turns.allSatisfy { $0 <= GroupCommitter.renamesPerTurn }, "turns of \(turns) files")
+        let jobRanAfter = turnsDoneWhenTheJobRan.value
+        #expect(jobRanAfter >= 1 && jobRanAfter < turns.count, "the job ran after \(jobRanAfter) of \(turns.count) turns")
+        for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
+    }
 }
