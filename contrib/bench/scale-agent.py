@@ -90,6 +90,36 @@ def log_time(line):
         return None
 
 
+def log_field(line, key):
+    """The unquoted logfmt value of `key` in a log line (file names and keys are never quoted), or None."""
+    at = line.find(b" " + key + b"=")
+    if at < 0:
+        return None
+    start = at + len(key) + 2
+    end = line.find(b" ", start)
+    return line[start:end if end >= 0 else len(line)].decode("utf-8", "replace")
+
+
+def repair_stages(repairs, tail):
+    """Splits each repair's time at the agent's log lines: unlink to its `event=repair` line (the watcher, the
+    rename gate, the check), that line to its `hit=network` line (fetch, flush, rename, index, DIR's fsync), and
+    that line to the bench seeing the file (the log line is written just before the committed file is looked
+    at by the bench's inotify wait). Log times have millisecond resolution."""
+    stages = ([], [], [])
+    for unlinked, ms, name in repairs:
+        decided = next((t for t in tail.repaired.get(name, []) if t is not None and t >= unlinked - 0.001), None)
+        if decided is None:
+            continue
+        fetched = next((t for t in tail.fetched_after_repair.get(name, []) if t is not None and t >= decided), None)
+        if fetched is None:
+            continue
+        back = unlinked + ms / 1000
+        stages[0].append((decided - unlinked) * 1000)
+        stages[1].append((fetched - decided) * 1000)
+        stages[2].append((back - fetched) * 1000)
+    return stages
+
+
 class LogTail:
     """The agent's log read as it grows, never again from its start (a pass at 100,000 assets writes about 16 MB),
     following the file across rotation: the poll lines (a poll's end), the first one's time (the end of the
@@ -98,6 +128,9 @@ class LogTail:
     def __init__(self, path):
         self.path, self.file, self.partial = path, None, b""
         self.polls, self.sighups, self.first_poll_at = 0, 0, None
+        # Per file name: the times of its repair lines (`event=repair`) and of the network hits that followed one
+        # (`hit=network`): where a repair's time went (`repair_stages`).
+        self.repaired, self.fetched_after_repair = {}, {}
 
     def update(self):
         while True:
@@ -130,6 +163,14 @@ class LogTail:
                     self.first_poll_at = log_time(line) or time.time()
             elif b"event=signal" in line and b"SIGHUP" in line:
                 self.sighups += 1
+            elif b"event=repair" in line:
+                name = log_field(line, b"file")
+                if name:
+                    self.repaired.setdefault(name, []).append(log_time(line))
+            elif b"hit=network" in line and self.repaired:
+                name = log_field(line, b"file")
+                if name in self.repaired:
+                    self.fetched_after_repair.setdefault(name, []).append(log_time(line))
 
 
 IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_Q_OVERFLOW = 0x8, 0x80, 0x100, 0x4000
@@ -202,7 +243,7 @@ def repair_latencies(directory, pick, count, going_on=lambda: True):
             os.unlink(path)
             if not events.wait(name, back, 30):
                 raise SystemExit(f"{path} did not come back within 30 s")
-            repairs.append((unlinked, (time.monotonic() - start) * 1000))
+            repairs.append((unlinked, (time.monotonic() - start) * 1000, name))
             time.sleep(0.01)
     finally:
         events.close()
@@ -212,7 +253,7 @@ def repair_latencies(directory, pick, count, going_on=lambda: True):
 
 
 def print_repairs(label, repairs, extra="", target=""):
-    latencies = [ms for _, ms in repairs]
+    latencies = [ms for _, ms, _ in repairs]
     if not latencies:
         print(f"{label:<58} (not measured){extra}", flush=True)
         return
@@ -328,12 +369,20 @@ def cold_sync_repairs(a, work):
         if not wait_until(lambda: agent.polls() >= 1, 1800, 0.1):
             raise SystemExit("the agent's cold sync did not end within 30 min")
         ended = agent.tail.first_poll_at
-        during = [(unlinked, ms) for unlinked, ms in repairs if unlinked < ended]
-        back = sum(1 for unlinked, ms in during if unlinked + ms / 1000 <= ended)
+        during = [(unlinked, ms, name) for unlinked, ms, name in repairs if unlinked < ended]
+        back = sum(1 for unlinked, ms, _ in during if unlinked + ms / 1000 <= ended)
         print_repairs(a.label + " agent repair latency, its own cold sync running", during,
                       f"; deletions from file {threshold} on: {len(during)} of {len(repairs)} made before the "
                       f"sync ended, {back} back before it ended; cold sync {ended - started:.1f} s",
                       target="p99 ≤ 60 ms")
+        agent.tail.update()
+        for label, values in zip(("unlink to the repair line", "repair line to the network hit line",
+                                  "network hit line to the file seen"), repair_stages(during, agent.tail)):
+            if values:
+                s = sorted(values)
+                pick = lambda q: s[min(len(s) - 1, int(q * len(s)))]
+                print(f"  {label:<40} p50={pick(0.5):.1f} ms p99={pick(0.99):.1f} ms max={s[-1]:.1f} ms (n={len(s)})",
+                      flush=True)
     finally:
         agent.stop()
 
