@@ -27,6 +27,9 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
     /// Items left out of the feed (their images are still served): how tests make an item
     /// disappear from the gallery.
     public var droppedItems: [Int]
+    /// When true the feed lists its items in one order at every request (byte-identical until the plan or the
+    /// items change), as a static export's file does, instead of shuffling them afresh.
+    public var unshuffledFeed: Bool
 
     /// The book's behaviour: no faults.
     public static let none = GalleryFaults()
@@ -41,7 +44,8 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
         generation: Int = 0,
         extraFeedURLs: [String] = [],
         droppedItems: [Int] = [],
-        feedThrottle: Throttle? = nil
+        feedThrottle: Throttle? = nil,
+        unshuffledFeed: Bool = false
     ) {
         self.feedThrottle = feedThrottle
         self.latencyMilliseconds = latencyMilliseconds
@@ -52,6 +56,7 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
         self.generation = generation
         self.extraFeedURLs = extraFeedURLs
         self.droppedItems = droppedItems
+        self.unshuffledFeed = unshuffledFeed
     }
 
     /// The fault that applies to image N: its own entry, else ``allImages``, else nil.
@@ -63,7 +68,7 @@ public struct GalleryFaults: Sendable, Equatable, Hashable {
 extension GalleryFaults: Codable {
     private enum CodingKeys: String, CodingKey {
         case latencyMilliseconds, emptyFeed, feedStatus, imageFaults, allImages, generation, extraFeedURLs, droppedItems
-        case feedThrottle
+        case feedThrottle, unshuffledFeed
     }
 
     /// Decodes a plan in which every key is optional and takes its "no fault" default.
@@ -78,7 +83,8 @@ extension GalleryFaults: Codable {
             generation: try container.decodeIfPresent(Int.self, forKey: .generation) ?? 0,
             extraFeedURLs: try container.decodeIfPresent([String].self, forKey: .extraFeedURLs) ?? [],
             droppedItems: try container.decodeIfPresent([Int].self, forKey: .droppedItems) ?? [],
-            feedThrottle: try container.decodeIfPresent(Throttle.self, forKey: .feedThrottle)
+            feedThrottle: try container.decodeIfPresent(Throttle.self, forKey: .feedThrottle),
+            unshuffledFeed: try container.decodeIfPresent(Bool.self, forKey: .unshuffledFeed) ?? false
         )
         if let status = feedStatus, !(100...599).contains(status) {
             throw DecodingError.dataCorruptedError(
@@ -102,5 +108,6 @@ extension GalleryFaults: Codable {
         try container.encode(extraFeedURLs, forKey: .extraFeedURLs)
         try container.encode(droppedItems, forKey: .droppedItems)
         try container.encode(feedThrottle, forKey: .feedThrottle)
+        try container.encode(unshuffledFeed, forKey: .unshuffledFeed)
     }
 }

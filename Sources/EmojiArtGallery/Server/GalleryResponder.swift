@@ -95,7 +95,7 @@ struct GalleryResponder: Sendable {
         let extras = faults.extraFeedURLs.enumerated().map { index, url in
             GalleryItem(name: "Injected \(index + 1)", url: url, price: 0, checksum: "injected-\(index + 1)")
         }
-        let listing = (items + items + items).shuffled() + extras
+        let listing = (faults.unshuffledFeed ? items + items + items : (items + items + items).shuffled()) + extras
         do {
             let data = try Self.jsonEncoder().encode(listing)
             return Answer(response: Self.json(status: .ok, bytes: Array(data), validators: validators))

@@ -41,6 +41,10 @@ final class MirrorKeeper {
     private var feedFailures = 0
     /// What the server said identifies the last feed accepted; the next poll asks "changed since?".
     private var feedValidators: HTTPValidators?
+    /// The last feed decoded, with the SHA-256 of its body: a body that comes back byte-identical (a full pass
+    /// asks unconditionally; some galleries cannot answer `304`) is not decoded again (`FeedFetch.sameBody`). Its
+    /// items are the catalogue's own (shared storage), so it costs the listing order only: 4 bytes a listing.
+    private var lastFeed: (bodyDigest: String, feed: GalleryFeed)?
     private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
     /// Which unchanged polls get a line at info.
     private var heartbeat = PollHeartbeat()
@@ -123,10 +127,13 @@ final class MirrorKeeper {
     private func pollFeed() async -> Bool {
         let started = ContinuousClock.now
         let feed: GalleryFeed
+        let bodyDigest: String
+        var bodyUnchanged = false
         do {
             let conditional = fullPassRequested || feedKeys.isEmpty ? nil : feedValidators
             switch try await fetcher.fetchFeed(
-                validators: conditional, known: feedKeys, bodyFolder: core.storage.temporaryFolder) {
+                validators: conditional, known: feedKeys, bodyFolder: core.storage.temporaryFolder,
+                unchangedDigest: lastFeed?.bodyDigest) {
             case .notModified:
                 feedFailures = 0
                 scheduleNextPoll()
@@ -140,8 +147,13 @@ final class MirrorKeeper {
                 ])
                 if level == .info { heartbeat.reset() }
                 return false
-            case .changed(let changed, let validators):
+            case .changed(let changed, let validators, let digest):
                 feed = changed
+                bodyDigest = digest
+                feedValidators = validators.isEmpty ? nil : validators
+            case .sameBody(let validators):
+                guard let last = lastFeed else { throw SyncError(.feed, "the feed's last body was not kept") }
+                (feed, bodyDigest, bodyUnchanged) = (last.feed, last.bodyDigest, true)
                 feedValidators = validators.isEmpty ? nil : validators
             }
         } catch {
@@ -193,6 +205,8 @@ final class MirrorKeeper {
             if fullPass, !Task.isCancelled { fullPassesCarriedOut = max(fullPassesCarriedOut, fullPassTicket) }
             itemsChanged = applied.itemsChanged
             removal = noteRemoval(applied.removal)
+            // Kept with the catalogue's items (the same as the feed's when they matched), not a second copy.
+            lastFeed = (bodyDigest, GalleryFeed(entryPositions: feed.entryPositions, items: core.catalogue.feed, rejections: feed.rejections))
         } catch {
             // The index cannot be read now: this poll stops here, and the next one (or a retry) does it again.
             errors.report(error, while: "bringing DIR in line with the feed")
@@ -214,6 +228,7 @@ final class MirrorKeeper {
             "event": "poll", "result": .string(removal.refused ? "refused" : "ok"),
             "entries": .stringConvertible(feed.entryCount), "unique": .stringConvertible(feed.uniqueKeys.count),
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
+            "body": .string(bodyUnchanged ? "unchanged" : "decoded"),
         ])
         try? await core.owned.makeDurable()
         return true

@@ -9,17 +9,21 @@ extension AssetFetcher {
     /// `SyncError` of code `.feed` that says so. Any status but 200 and 304 throws
     /// ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request. Urls among `known`
     /// (the last feed's keys) are taken as they are instead of being checked again. With `bodyFolder` (the sync
-    /// directory's temporary folder) the body goes to a file there as it arrives, not into memory.
+    /// directory's temporary folder) the body goes to a file there as it arrives, not into memory. A body whose
+    /// SHA-256 is `unchangedDigest` (the last decoded body's) is not decoded: ``FeedFetch/sameBody(_:)``.
     @concurrent
     func fetchFeed(
-        validators: HTTPValidators?, known: [AssetKey] = [], bodyFolder: TemporaryFolder? = nil
+        validators: HTTPValidators?, known: [AssetKey] = [], bodyFolder: TemporaryFolder? = nil,
+        unchangedDigest: String? = nil
     ) async throws -> FeedFetch {
         do {
-            return try await fetchFeedOnce(validators: validators, known: known, bodyFolder: bodyFolder)
+            return try await fetchFeedOnce(
+                validators: validators, known: known, bodyFolder: bodyFolder, unchangedDigest: unchangedDigest)
         } catch is FeedBodyNotStored {
             // DIR's temporary folder cannot take the body (read-only, full): the feed is read into memory instead,
             // so that the agent goes on polling and answering while it cannot write (man page, "tmp/").
-            return try await fetchFeedOnce(validators: validators, known: known, bodyFolder: nil)
+            return try await fetchFeedOnce(
+                validators: validators, known: known, bodyFolder: nil, unchangedDigest: unchangedDigest)
         }
     }
 
@@ -27,14 +31,14 @@ extension AssetFetcher {
     private struct FeedBodyNotStored: Error {}
 
     private func fetchFeedOnce(
-        validators: HTTPValidators?, known: [AssetKey], bodyFolder: TemporaryFolder?
+        validators: HTTPValidators?, known: [AssetKey], bodyFolder: TemporaryFolder?, unchangedDigest: String?
     ) async throws -> FeedFetch {
         let url = server.feedURL
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let (response, bodyFile): (HTTPResponse, StreamedBodyFile?)
         do {
             (response, bodyFile) = try await withRetries(url: url, wholeGallery: true) {
-                let sink = bodyFolder.map { StreamedBodyFile(in: $0, hashing: false) }
+                let sink = bodyFolder.map { StreamedBodyFile(in: $0, hashing: true) }
                 do {
                     let response = try Self.checked(
                         try await self.client.get(url, headers: headers, maxBodySize: GalleryFeed.maximumBodySize, bodySink: sink),
@@ -54,14 +58,18 @@ extension AssetFetcher {
             throw error
         }
         if response.status == 304 { return .notModified }
+        let received = HTTPValidators(headers: response.headers)
         // Decoded on the blocking-I/O pool, not on one of the cooperative pool's threads (two on this kind of
         // machine): a 35 MB feed takes a few hundred milliseconds, in which the silo would have one thread left.
         let feed: GalleryFeed
+        let digest: String
         if let bodyFile {
             // Written to a temporary file as it came: a small body is still whole in the write buffer; a large
             // one is read from the file's mapping, given back as it is read (`MappedFeedBody`), so the feed is
             // never held as anonymous memory (36 MB at 100,000 items).
             let finished = try bodyFile.finish()
+            if finished.sha256 == unchangedDigest { return .sameBody(received) }
+            digest = finished.sha256
             feed = try await BlockingIO.run { () throws(SyncError) -> GalleryFeed in
                 if let bytes = finished.bytes { return try GalleryFeed.decode(bytes, known: known) }
                 return try GalleryFeed.decode(try MappedFeedBody(path: finished.path), known: known)
@@ -71,9 +79,11 @@ extension AssetFetcher {
             withExtendedLifetime(bodyFile) {}
         } else {
             let body = response.body
+            digest = SHA256Digest.hex(of: body)
+            if digest == unchangedDigest { return .sameBody(received) }
             feed = try await BlockingIO.run { try GalleryFeed.decode(body, known: known) }
         }
-        return .changed(feed, HTTPValidators(headers: response.headers))
+        return .changed(feed, received, bodyDigest: digest)
     }
 
     /// `64 MiB` for a whole number of mebibytes, else ``ByteCount/format(_:)``.

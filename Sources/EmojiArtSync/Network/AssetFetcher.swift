@@ -43,9 +43,9 @@ struct AssetFetcher: Sendable {
     @concurrent
     func fetchFeed(bodyFolder: TemporaryFolder? = nil) async throws -> GalleryFeed {
         switch try await fetchFeed(validators: nil, bodyFolder: bodyFolder) {
-        case .changed(let feed, _):
+        case .changed(let feed, _, _):
             return feed
-        case .notModified:
+        case .notModified, .sameBody:
             throw HTTPClientError.httpStatus(304, url: server.feedURL)
         }
     }

@@ -3,6 +3,10 @@
 enum FeedFetch: Sendable {
     /// The server says the feed is the one the validators describe.
     case notModified
-    /// A new feed, decoded, and its validators.
-    case changed(GalleryFeed, HTTPValidators)
+    /// A new feed, decoded, its validators, and the SHA-256 (hex) of the body it was decoded from.
+    case changed(GalleryFeed, HTTPValidators, bodyDigest: String)
+    /// A body byte-identical to the one whose digest the caller gave (`unchangedDigest`), with its validators: not
+    /// decoded again. A gallery that cannot answer `304` (no validators, a new `ETag` at every request) and a full
+    /// pass (`SIGHUP`, which asks unconditionally) cost a download and a hash, not a decode of 36 MB of JSON.
+    case sameBody(HTTPValidators)
 }

@@ -18,7 +18,7 @@ struct ConditionalFetchTests {
         defer { client.shutdown() }
         do {
             let fetcher = AssetFetcher(client: client, server: try ServerAddress(base), retries: 0)
-            guard case .changed(let feed, let validators) = try await fetcher.fetchFeed(validators: nil) else {
+            guard case .changed(let feed, let validators, _) = try await fetcher.fetchFeed(validators: nil) else {
                 throw TestFailure("an unconditional fetch must return the feed")
             }
             #expect(feed.uniqueKeys.count == 29)
@@ -32,13 +32,48 @@ struct ConditionalFetchTests {
             })
 
             server.setFaults(GalleryFaults(droppedItems: [3]))
-            guard case .changed(let smaller, let newValidators) = try await fetcher.fetchFeed(validators: validators) else {
+            guard case .changed(let smaller, let newValidators, _) = try await fetcher.fetchFeed(validators: validators) else {
                 throw TestFailure("a changed feed must come back as changed")
             }
             #expect(smaller.uniqueKeys.count == 28)
             #expect(newValidators != validators)
             // The old entry points still work.
             #expect(try await fetcher.fetchFeed().uniqueKeys.count == 28)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("a body byte-identical to the one whose digest is given is sameBody, not decoded; a changed one is decoded, in a file or in memory")
+    func feedBodyUnchangedIsNotDecodedAgain() async throws {
+        // A feed in one order at every request, as a static export serves it (the gallery shuffles it otherwise).
+        let server = GalleryServer(configuration: GalleryConfiguration(
+            host: "127.0.0.1", port: 0, count: 29, faults: GalleryFaults(unshuffledFeed: true)))
+        let base = try await server.start()
+        let client = try CurlHTTPClient()
+        defer { client.shutdown() }
+        let tmp = TemporaryDirectory("feed-body")
+        do {
+            let fetcher = AssetFetcher(client: client, server: try ServerAddress(base), retries: 0)
+            for folder in [TemporaryFolder(path: tmp.path), nil] {
+                guard case .changed(let feed, _, let digest) = try await fetcher.fetchFeed(validators: nil, bodyFolder: folder) else {
+                    throw TestFailure("an unconditional fetch must return the feed")
+                }
+                #expect(feed.uniqueKeys.count == 29)
+                #expect(digest.count == 64)
+                // Unconditional again (a full pass asks so): the same bytes come back.
+                let again = try await fetcher.fetchFeed(validators: nil, bodyFolder: folder, unchangedDigest: digest)
+                guard case .sameBody(let validators) = again else { throw TestFailure("expected sameBody, got \(again)") }
+                #expect(validators.etag != nil)
+                server.setFaults(GalleryFaults(droppedItems: [3], unshuffledFeed: true))
+                let changed = try await fetcher.fetchFeed(validators: nil, bodyFolder: folder, unchangedDigest: digest)
+                guard case .changed(let smaller, _, let newDigest) = changed else { throw TestFailure("expected changed, got \(changed)") }
+                #expect(smaller.uniqueKeys.count == 28)
+                #expect(newDigest != digest)
+                server.setFaults(GalleryFaults(unshuffledFeed: true))
+            }
         } catch {
             await server.stop()
             throw error

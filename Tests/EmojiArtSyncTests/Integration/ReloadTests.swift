@@ -66,4 +66,31 @@ struct ReloadTests {
 
         #expect(errorItemAskedAfter == errorItemAsked, "the reload asked again for an answer on record that was no image")
     }
+
+    /// A reload asks for the feed unconditionally; a body byte-identical to the last one decoded is not decoded
+    /// again (36 MB of JSON at 100,000 items), and the full pass over it still runs. A changed body is decoded.
+    @Test func aReloadOfAByteIdenticalFeedSkipsTheDecodeButNotThePass() async throws {
+        // A feed in one order at every request, as a static export serves it (the gallery shuffles it otherwise).
+        let gallery = try await GalleryFixture(count: 20, faults: GalleryFaults(unshuffledFeed: true), imageSize: .small)
+        let dir = TemporaryDirectory("reload-same-body")
+        let agent = try await RunningAgent(try gallery.configuration(dir: dir.path))
+        func lines(_ what: String) -> [String] { logLines(dir.path).filter { $0.contains(what) } }
+        #expect(await eventually(timeout: .seconds(60)) { lines("event=poll").count == 1 }, "the first poll never ended")
+        #expect(lines("event=poll").last?.contains("body=decoded") == true)
+
+        let same = await agent.keeper.reload()
+        await agent.keeper.waitForPass(same)
+        #expect(await eventually { lines("event=poll").count == 2 })
+        #expect(lines("event=poll").last?.contains("body=unchanged") == true, "\(lines("event=poll"))")
+        #expect(lines("event=pass").count == 2, "the reload's full pass did not run")
+
+        gallery.server.setFaults(GalleryFaults(droppedItems: [3], unshuffledFeed: true))
+        let changed = await agent.keeper.reload()
+        await agent.keeper.waitForPass(changed)
+        #expect(await eventually { lines("event=poll").count == 3 })
+        let last = lines("event=poll").last ?? ""
+        #expect(last.contains("body=decoded") && last.contains("unique=19"), "\(last)")
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
 }
