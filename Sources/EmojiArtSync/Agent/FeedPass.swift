@@ -17,8 +17,8 @@ struct FeedPass {
 
     /// What one access came to.
     struct Outcome: Sendable {
-        let key: AssetKey
-        /// The key's position in the feed (`GalleryFeed.uniqueKeys`).
+        /// The key's position in the feed (`GalleryFeed.uniqueKeys`): what identifies it (no key is carried, so
+        /// a pass of 300,000 listings retains and releases none for its outcomes).
         let position: Int32
         let hit: Hit?
         let bytes: Int
@@ -50,11 +50,10 @@ struct FeedPass {
         let listings = AccessPipeline.Listings(keys: feed.uniqueKeys, feedVersion: feedVersion, pass: pass)
         let entries = feed.entryPositions
         func report(_ outcome: AccessPipeline.LoadOutcome, position: Int32) {
-            collect(Outcome(key: outcome.key, position: position, hit: outcome.hit, bytes: outcome.bytes, failure: outcome.failure))
+            collect(Outcome(position: position, hit: outcome.hit, bytes: outcome.bytes, failure: outcome.failure))
             for _ in 0..<outcome.attachedListings {
                 collect(Outcome(
-                    key: outcome.key, position: position, hit: outcome.hit.map { _ in .memory }, bytes: outcome.bytes,
-                    failure: outcome.failure))
+                    position: position, hit: outcome.hit.map { _ in .memory }, bytes: outcome.bytes, failure: outcome.failure))
             }
         }
         await withTaskGroup(of: Finished.self) { group in
@@ -102,11 +101,10 @@ struct FeedPass {
                 case .answered(let answer):
                     answering -= 1
                     for hit in answer.answered {
-                        collect(Outcome(key: hit.key, position: hit.position, hit: hit.hit, bytes: hit.bytes, failure: nil))
+                        collect(Outcome(position: hit.position, hit: hit.hit, bytes: hit.bytes, failure: nil))
                     }
                     for refusal in answer.refused {
-                        collect(Outcome(
-                            key: refusal.key, position: refusal.position, hit: nil, bytes: 0, failure: refusal.failure))
+                        collect(Outcome(position: refusal.position, hit: nil, bytes: 0, failure: refusal.failure))
                     }
                     jobs += answer.loads.map(Job.load) + answer.joins.map(Job.join)
                 case .loaded(let outcome, let position):
@@ -145,7 +143,7 @@ struct FeedPass {
             let end = min(start + Self.batchSize, entries.endIndex)
             let answer = await pipeline.answer(entries[start..<end], of: listings)
             start = end
-            for refusal in answer.refused { plan.noteRefused(refusal.key, refusal.failure) }
+            for refusal in answer.refused { plan.noteRefused(listings.keys[Int(refusal.position)], refusal.failure) }
             for miss in answer.loads {
                 misses.append(miss)
                 do {

@@ -224,12 +224,12 @@ final class ImageLoader {
         return asset
     }
 
-    /// `cachedAsset(for:hint:)` for a caller whose hints are complete (`CacheHints`): only slot `hint` is looked
-    /// in, and no key is hashed.
-    func cachedAsset(for key: AssetKey, onlyAt hint: inout Int32) -> Asset? {
-        guard let asset = memory.get(key, onlyAt: &hint) else { return nil }
-        memoryHits += 1
-        return asset
+    /// The size of `key`'s asset if the cache holds it (a memory hit, counted), looked for as
+    /// `cachedAsset(for:hint:)` looks, or only in slot `hint` when `onlyAtHint` (complete hints).
+    func cachedSize(for key: AssetKey, hint: inout Int32, onlyAtHint: Bool) -> Int? {
+        let size = onlyAtHint ? memory.size(of: key, onlyAt: &hint) : memory.size(of: key, hint: &hint)
+        if size != nil { memoryHits += 1 }
+        return size
     }
 
     /// Entries in the memory cache, and the inserts it has made (`CacheHints`).

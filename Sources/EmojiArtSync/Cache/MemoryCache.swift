@@ -66,25 +66,45 @@ struct MemoryCache: Sendable {
     /// `get`, looking first in `hint`, the slot the caller last found `key` in (-1: none), and setting it to the
     /// slot `key` is in (-1 when it is not cached): a caller that keeps hints finds a key again without hashing it.
     mutating func get(_ key: AssetKey, hint: inout Int32) -> Asset? {
-        if hint >= 0, Int(hint) < slots.count, slots[Int(hint)].key == key {
-            moveToFront(hint)
-            return slots[Int(hint)].asset
-        }
-        hint = slotOfKey[key] ?? Self.none
-        guard hint != Self.none else { return nil }
-        moveToFront(hint)
-        return slots[Int(hint)].asset
+        use(key, hint: &hint) ? slots[Int(hint)].asset : nil
     }
 
     /// `get`, looking only in `hint`: for a caller that knows `key` is nowhere else if not there (complete hints,
     /// `CacheHints.isComplete`). Sets `hint` to -1 when the slot does not hold `key`.
     mutating func get(_ key: AssetKey, onlyAt hint: inout Int32) -> Asset? {
-        guard hint >= 0, Int(hint) < slots.count, slots[Int(hint)].key == key else {
-            hint = Self.none
-            return nil
+        use(key, onlyAt: &hint) ? slots[Int(hint)].asset : nil
+    }
+
+    /// The size recorded for `key`, found as `get(_:hint:)` finds it (and marked most recently used): what a
+    /// memory hit reports, with no `Asset` made (nor its key retained) for it.
+    mutating func size(of key: AssetKey, hint: inout Int32) -> Int? {
+        use(key, hint: &hint) ? slots[Int(hint)].size : nil
+    }
+
+    /// `size(of:hint:)`, looking only in `hint` (`get(_:onlyAt:)`).
+    mutating func size(of key: AssetKey, onlyAt hint: inout Int32) -> Int? {
+        use(key, onlyAt: &hint) ? slots[Int(hint)].size : nil
+    }
+
+    /// Finds `key` in slot `hint`, else by hashing it, leaves its slot in `hint` (-1: not cached) and marks it
+    /// most recently used.
+    private mutating func use(_ key: AssetKey, hint: inout Int32) -> Bool {
+        if !(hint >= 0 && Int(hint) < slots.count && slots[Int(hint)].key == key) {
+            hint = slotOfKey[key] ?? Self.none
+            guard hint != Self.none else { return false }
         }
         moveToFront(hint)
-        return slots[Int(hint)].asset
+        return true
+    }
+
+    /// Finds `key` in slot `hint` only; sets `hint` to -1 when it is not there.
+    private mutating func use(_ key: AssetKey, onlyAt hint: inout Int32) -> Bool {
+        guard hint >= 0, Int(hint) < slots.count, slots[Int(hint)].key == key else {
+            hint = Self.none
+            return false
+        }
+        moveToFront(hint)
+        return true
     }
 
     /// Whether `key` is cached, without touching recency.

@@ -188,11 +188,11 @@ final class AccessPipeline {
         let version = listings.feedVersion
         var hint = cacheHints.slot(at: position, version: version)
         defer { cacheHints.keep(hint, at: position, version: version) }
-        let cached = cacheHints.isComplete(cacheInserts: memory.cacheInserts)
-            ? memory.cachedAsset(for: key, onlyAt: &hint) : memory.cachedAsset(for: key, hint: &hint)
-        guard let asset = cached else { return false }
-        log.access(key, at: FeedPosition(Int(position), version: listings.feedVersion), hit: .memory, size: asset.size)
-        answer.answered.append((key, position, .memory, asset.size))
+        guard let size = memory.cachedSize(
+            for: key, hint: &hint, onlyAtHint: cacheHints.isComplete(cacheInserts: memory.cacheInserts))
+        else { return false }
+        log.access(key, at: FeedPosition(Int(position), version: listings.feedVersion), hit: .memory, size: size)
+        answer.answered.append((position, .memory, size))
         return true
     }
 
@@ -211,7 +211,7 @@ final class AccessPipeline {
         }
         if let failure = memory.rememberedFailure(for: key) {
             log.failure(key, failure)
-            answer.refused.append((key, position, failure))
+            answer.refused.append((position, failure))
             return
         }
         if let seen, catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion) == seen {
@@ -219,7 +219,7 @@ final class AccessPipeline {
             let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
             cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
             log.access(key, at: feedPosition, hit: .disk, size: asset.size)
-            answer.answered.append((key, position, .disk, asset.size))
+            answer.answered.append((position, .disk, asset.size))
             return
         }
         let look = try index.lookUp(key)
@@ -227,7 +227,7 @@ final class AccessPipeline {
             if let asset = trusted(entry, of: key) {
                 cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
                 log.access(key, at: feedPosition, hit: .disk, size: asset.size)
-                answer.answered.append((key, position, .disk, asset.size))
+                answer.answered.append((position, .disk, asset.size))
                 return
             }
             let plan = Plan.verify(entry, unusableOnRecord: look.unusable != nil)
@@ -239,7 +239,7 @@ final class AccessPipeline {
             // listings of it are refused from memory.
             memory.recordFailure(refusal, for: key)
             log.failure(key, refusal)
-            answer.refused.append((key, position, refusal))
+            answer.refused.append((position, refusal))
             return
         }
         let plan = Plan.fetch(unusableOnRecord: look.unusable != nil)
@@ -630,9 +630,10 @@ final class AccessPipeline {
 /// (already logged), the misses registered in flight (one job each: `AccessPipeline.load`), and listings of keys
 /// another caller is loading (waited for: `AccessPipeline.image`).
 struct BatchAnswer: Sendable {
-    var answered: [(key: AssetKey, position: Int32, hit: Hit, bytes: Int)] = []
+    /// Entries answered, by their position in the feed (the key is `Listings.keys[position]`: none is retained here).
+    var answered: [(position: Int32, hit: Hit, bytes: Int)] = []
     /// Refusals, with their error: formatted only where it is shown (a failing item is listed at every pass).
-    var refused: [(key: AssetKey, position: Int32, failure: any Error)] = []
+    var refused: [(position: Int32, failure: any Error)] = []
     var loads: [AccessPipeline.Miss] = []
     var joins: [AccessPipeline.Join] = []
 }

@@ -19,9 +19,11 @@ struct CacheHintsTests {
 
         var slot = hints.slot(at: 0, version: 1)
         #expect(cache.get(first.key, onlyAt: &slot) == first, "the hinted slot holds the key")
+        #expect(cache.size(of: first.key, onlyAt: &slot) == first.size, "a memory hit's size, no asset made")
         var none = hints.slot(at: 1, version: 1)
         #expect(none == -1)
         #expect(cache.get(try AssetKey(feedURL: "/gallery/image?2"), onlyAt: &none) == nil)
+        #expect(cache.size(of: try AssetKey(feedURL: "/gallery/image?2"), onlyAt: &none) == nil)
 
         // An insert the table did not see (a finished load): the table no longer vouches for absent keys.
         _ = cache.insert(try asset(2))
