@@ -56,19 +56,8 @@ struct ColdSyncRepairTests {
         let gallery = try await GalleryFixture(count: 200, imageSize: .small)
         let dir = TemporaryDirectory("repair-lane")
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.schedule.pollInterval = .seconds(3600)
-        let hooks = AgentTestHooks()
-        configuration.testHooks = hooks
-        let passBatches = Shared(0)
-        let holding = Shared(false)
-        let released = Shared(false)
-        // The pass's second batch (the first one is its first file alone) is held until the test releases it.
-        hooks.setBeforeCommitBatch { lane in
-            guard lane == .pass, passBatches.increment() == 2 else { return }
-            holding.set(true)
-            _ = await eventually(timeout: .seconds(60)) { released.value }
-            holding.set(false)
-        }
+        let held = HeldSecondPassBatch(&configuration)
+        let (holding, released) = (held.holding, held.released)
         let agent = try await RunningAgent(configuration)
         #expect(await eventually { holding.value })
         let stored = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix("gallery_image_") }
@@ -96,18 +85,9 @@ struct ColdSyncRepairTests {
         let gallery = try await GalleryFixture(count: 300, imageSize: .small) { _ in served.increment() }
         let dir = TemporaryDirectory("rename-turns")
         var configuration = try gallery.configuration(dir: dir.path)
-        configuration.schedule.pollInterval = .seconds(3600)
-        let hooks = AgentTestHooks()
-        configuration.testHooks = hooks
-        let passBatches = Shared(0)
-        let holding = Shared(false)
-        let released = Shared(false)
-        // The pass's second batch waits until the test releases it: the files fetched meanwhile join it.
-        hooks.setBeforeCommitBatch { lane in
-            guard lane == .pass, passBatches.increment() == 2 else { return }
-            holding.set(true)
-            _ = await eventually(timeout: .seconds(60)) { released.value }
-        }
+        let held = HeldSecondPassBatch(&configuration)
+        let (passBatches, holding, released) = (held.passBatches, held.holding, held.released)
+        let hooks = held.hooks
         let heldBatchTurns = Shared<[Int]>([])
         let turnsDoneWhenTheJobRan = Shared(-1)
         hooks.setAfterRenameTurn { lane, files in
@@ -131,5 +111,29 @@ struct ColdSyncRepairTests {
         let jobRanAfter = turnsDoneWhenTheJobRan.value
         #expect(jobRanAfter >= 1 && jobRanAfter < turns.count, "the job ran after \(jobRanAfter) of \(turns.count) turns")
         for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
+    }
+}
+
+/// An agent configuration (polls an hour apart) whose pass holds its second commit batch (the first is its first
+/// file alone) until the test sets `released`: the stand-in for a batch of thousands of files and its `syncfs`.
+/// Files fetched meanwhile join the held batch.
+private struct HeldSecondPassBatch {
+    let hooks = AgentTestHooks()
+    /// Pass batches begun so far.
+    let passBatches = Shared(0)
+    /// The second batch is being held now.
+    let holding = Shared(false)
+    let released = Shared(false)
+
+    init(_ configuration: inout AgentConfiguration) {
+        configuration.schedule.pollInterval = .seconds(3600)
+        configuration.testHooks = hooks
+        let (passBatches, holding, released) = (passBatches, holding, released)
+        hooks.setBeforeCommitBatch { lane in
+            guard lane == .pass, passBatches.increment() == 2 else { return }
+            holding.set(true)
+            _ = await eventually(timeout: .seconds(60)) { released.value }
+            holding.set(false)
+        }
     }
 }
