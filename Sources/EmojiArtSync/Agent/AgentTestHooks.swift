@@ -13,6 +13,7 @@ final class AgentTestHooks: Sendable {
     private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
     private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, Int) -> Void)?>(nil)
+    private let beforeDirectoryFlush = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
 
     init() {}
 
@@ -60,6 +61,16 @@ final class AgentTestHooks: Sendable {
 
     func runAfterRenameTurn(_ lane: GroupCommitter.Lane, files: Int) {
         if let hook = afterRenameTurn.withLock({ $0 }) { hook(lane, files) }
+    }
+
+    /// Runs `hook` with the lane after a batch's files are renamed and recorded, before DIR is flushed and their
+    /// loads end (the silo is free meanwhile).
+    func setBeforeDirectoryFlush(_ hook: (@Sendable (GroupCommitter.Lane) async -> Void)?) {
+        beforeDirectoryFlush.withLock { $0 = hook }
+    }
+
+    func runBeforeDirectoryFlush(_ lane: GroupCommitter.Lane) async {
+        if let hook = beforeDirectoryFlush.withLock({ $0 }) { await hook(lane) }
     }
 
     /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.

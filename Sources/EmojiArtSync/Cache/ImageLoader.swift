@@ -67,6 +67,8 @@ final class ImageLoader {
 
     /// Accesses answered from memory, including those that joined a load in flight.
     private(set) var memoryHits = 0
+    /// Accesses that waited for a load in flight (`join`) since start: what a test waits for.
+    private(set) var joins = 0
 
     nonisolated init(
         memoryLimit: Int, retryPolicy: RetryPolicy = RetryPolicy(),
@@ -169,6 +171,7 @@ final class ImageLoader {
     /// cancelled stops waiting at once; the load goes on for the others and for its runner.
     private func join(_ key: AssetKey) async throws -> Asset {
         memoryHits += 1
+        joins += 1
         nextID += 1
         let waiter = nextID
         guard let loadID = inFlight[key]?.id else { throw LoadAbandoned() }

@@ -386,7 +386,7 @@ final class AccessPipeline {
         _ key: AssetKey, reason: DamageReason? = nil, priority: RequestPriority = .normal
     ) async throws -> Asset {
         do {
-            let (asset, hit) = try await memory.reload(key) { [self] in
+            let repair: ImageLoader.Load = { [self] in
                 let look = try index.lookUp(key)
                 if let reason {
                     if let entry = look.entry, let intact = trusted(entry, of: key) {
@@ -400,12 +400,26 @@ final class AccessPipeline {
                     try await fetch(key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil, priority: priority)
                 }
             }
+            var (asset, hit) = try await memory.reload(key, load: repair)
+            // A repair that joined a load in flight (the pass's) got that load's file, which may be the very one
+            // whose deletion asked for the repair: a person deleted it between its rename and the load's end. It is
+            // looked at again, and repaired for real unless it is intact.
+            while hit == .memory, reason != nil, !(try isIntactOnDisk(key)) {
+                (asset, hit) = try await memory.reload(key, load: repair)
+            }
             if hit == .memory { log.access(key, at: feedPosition(of: key), hit: hit, size: asset.size) }
             return asset
         } catch {
             log.failure(key, error)
             throw error
         }
+    }
+
+    /// Whether `key`'s file is on disk with the fingerprint its row records (no read). Throws when the index or
+    /// the file cannot be looked at.
+    private func isIntactOnDisk(_ key: AssetKey) throws(SyncError) -> Bool {
+        guard let entry = try index.lookUp(key).entry else { return false }
+        return trusted(entry, of: key) != nil
     }
 
     /// Fetches `key` again because its feed tag changed: conditionally (`If-None-Match`/`If-Modified-Since`

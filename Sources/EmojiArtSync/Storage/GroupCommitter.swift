@@ -265,6 +265,7 @@ final class GroupCommitter {
         // file a crash leaves there is removed at the next start). A failed flush fails every file of the batch:
         // nothing is reported durable that is not (the files stay, recorded; the next look finds them intact).
         if !installed.isEmpty {
+            await storage.status.hooks?.runBeforeDirectoryFlush(lane)
             do {
                 try await storage.syncDirectory(includingStateDirectory: false)
             } catch {

@@ -114,6 +114,56 @@ struct ColdSyncRepairTests {
     }
 }
 
+extension ColdSyncRepairTests {
+    /// A person deletes a file the cold sync has just renamed into DIR, before its load has ended (DIR not yet
+    /// flushed): the repair the watcher starts joins that load in flight, which ends "done". Before, the repair
+    /// took that for its answer and the file stayed missing until the next rescan (after the sync); now it looks
+    /// at the file again after the join and repairs it for real.
+    @Test func aFileDeletedBeforeItsLoadEndedIsRepairedNotTakenAsDone() async throws {
+        let gallery = try await GalleryFixture(count: 200, imageSize: .small)
+        let dir = TemporaryDirectory("joined-repair")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
+        let memory = Shared<ImageLoader?>(nil)
+        let deleted = Shared<String?>(nil)
+        let joined = Shared(false)
+        let root = dir.path
+        // The pass's first batch (its first file, alone) is renamed and recorded; before DIR is flushed and its
+        // load ends, the file is deleted, and the flush waits until the watcher's repair has joined that load.
+        hooks.setBeforeDirectoryFlush { lane in
+            guard lane == .pass, deleted.value == nil,
+                let name = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).first(where: { $0.hasPrefix("gallery_image_") }),
+                let loader = memory.value
+            else { return }
+            let joinsBefore = await loader.joins
+            unlink(root + "/" + name)
+            deleted.set(name)
+            joined.set(await eventually(timeout: .seconds(20)) { await loader.joins > joinsBefore })
+        }
+        let agent = try await RunningAgent(configuration)
+        memory.set(agent.background.agent.core.memory)
+        #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        let name = try #require(deleted.value, "no file was deleted before its load ended")
+        #expect(joined.value, "the repair did not join the load in flight")
+        let number = try #require(Int(name.dropFirst("gallery_image_".count).dropLast(".png".count)))
+        let lines = logLines(dir.path)
+        let syncEnded = try #require(lines.firstIndex { $0.contains("event=poll") })
+        let repaired = try #require(
+            lines.firstIndex { $0.contains("event=repair") && $0.contains("key=/gallery/image?\(number) ") },
+            "the deleted file was never repaired")
+        // Repaired while the cold sync was still fetching, not by the rescan that follows the sync.
+        let laterColdFetches = lines[repaired..<syncEnded].filter {
+            $0.contains("hit=network") && !$0.contains("key=/gallery/image?\(number) ") && !$0.hasSuffix("key=/gallery/image?\(number)")
+        }
+        #expect(!laterColdFetches.isEmpty, "the repair waited for the rescan after the sync")
+        #expect(gallery.isMirrored(number, in: dir))
+    }
+}
+
 /// An agent configuration (polls an hour apart) whose pass holds its second commit batch (the first is its first
 /// file alone) until the test sets `released`: the stand-in for a batch of thousands of files and its `syncfs`.
 /// Files fetched meanwhile join the held batch.
