@@ -49,7 +49,11 @@ struct WatchService: AgentService {
                     }
                     backlog.end()
                 }
-                await act(on: backlog)
+                // What a person's change asks for runs at a higher priority than the passes: the silo and the
+                // cooperative pool run waiting jobs in priority order, so a repair's check, fetch and commit go ahead
+                // of a cold sync's thousands of jobs. Its own task, because a child task runs at its parent's priority.
+                let acting = Task(priority: .high) { await act(on: backlog) }
+                await withTaskCancellationHandler { await acting.value } onCancel: { acting.cancel() }
                 watcher.requestStop()  // DIR is gone: the reader ends too
                 await group.waitForAll()
             }

@@ -58,6 +58,11 @@ struct ColdSyncRepairTests {
         var configuration = try gallery.configuration(dir: dir.path)
         let held = HeldSecondPassBatch(&configuration)
         let (holding, released) = (held.holding, held.released)
+        // The priority the repair's commit runs at: the watcher's work goes ahead of the pass's in the silo's queue.
+        let repairPriority = Shared<TaskPriority?>(nil)
+        held.hooks.setAfterRenameTurn { lane, _ in
+            if lane == .repair, repairPriority.value == nil { repairPriority.set(Task.currentPriority) }
+        }
         let agent = try await RunningAgent(configuration)
         #expect(await eventually { holding.value })
         let stored = ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix("gallery_image_") }
@@ -68,6 +73,7 @@ struct ColdSyncRepairTests {
         let stillHeld = holding.value
         released.set(true)
         #expect(repairedWhileHeld && stillHeld, "the repair waited for the pass's batch")
+        #expect(repairPriority.value == .high, "the repair was committed at \(repairPriority.value.map { "\($0.rawValue)" } ?? "no priority")")
 
         #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
         #expect(await agent.stop() == .success)
