@@ -2,7 +2,7 @@
 # Scale benchmark: emojiart-sync against static exports of the gallery served by nginx, each figure printed
 # beside its peer measured in the same run, as the median of --runs runs with min-max.
 #
-#   contrib/bench/scale.sh [--small-count 100000] [--full-count 1000] [--runs 5] [--deletes 50] [--window 10]
+#   contrib/bench/scale.sh [--small-count 100000] [--full-count 1000] [--runs 5] [--deletes 300] [--window 10]
 #                          [--cold-after 2000]   (files the agent's cold sync writes before deletions start)
 #                          [--bin DIR]   (use the binaries in DIR instead of building release ones)
 #                          [--only http,https,agent]   (only these parts; a count of 0 skips that export)
@@ -30,7 +30,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-small_count=100000 full_count=1000 runs=5 deletes=50 window=10 cold_after=2000 bin= only=http,https,agent
+small_count=100000 full_count=1000 runs=5 deletes=300 window=10 cold_after=2000 bin= only=http,https,agent
 while [ $# -gt 0 ]; do
   case $1 in
     --small-count) small_count=$2; shift 2 ;;
