@@ -69,19 +69,14 @@ struct MemoryCache: Sendable {
         use(key, hint: &hint) ? slots[Int(hint)].asset : nil
     }
 
-    /// `get`, looking only in `hint`: for a caller that knows `key` is nowhere else if not there (complete hints,
-    /// `CacheHints.isComplete`). Sets `hint` to -1 when the slot does not hold `key`.
-    mutating func get(_ key: AssetKey, onlyAt hint: inout Int32) -> Asset? {
-        use(key, onlyAt: &hint) ? slots[Int(hint)].asset : nil
-    }
-
     /// The size recorded for `key`, found as `get(_:hint:)` finds it (and marked most recently used): what a
     /// memory hit reports, with no `Asset` made (nor its key retained) for it.
     mutating func size(of key: AssetKey, hint: inout Int32) -> Int? {
         use(key, hint: &hint) ? slots[Int(hint)].size : nil
     }
 
-    /// `size(of:hint:)`, looking only in `hint` (`get(_:onlyAt:)`).
+    /// `size(of:hint:)`, looking only in `hint`: for a caller that knows `key` is nowhere else if not there
+    /// (complete hints, `CacheHints.isComplete`). Sets `hint` to -1 when the slot does not hold `key`.
     mutating func size(of key: AssetKey, onlyAt hint: inout Int32) -> Int? {
         use(key, onlyAt: &hint) ? slots[Int(hint)].size : nil
     }

@@ -415,8 +415,9 @@ final class AccessPipeline {
         }
     }
 
-    /// Whether `key`'s file is on disk with the fingerprint its row records (no read). Throws when the index or
-    /// the file cannot be looked at.
+    /// Whether `key`'s file is on disk with the fingerprint its row records (no read). Throws when the index cannot
+    /// be read; a file that cannot be looked at is not intact here, and the repair that follows looks again and
+    /// reports the error.
     private func isIntactOnDisk(_ key: AssetKey) throws(SyncError) -> Bool {
         guard let entry = try index.lookUp(key).entry else { return false }
         return trusted(entry, of: key) != nil
