@@ -238,6 +238,8 @@ final class ImageLoader {
     /// Entries in the memory cache, and the inserts it has made (`CacheHints`).
     var cacheCount: Int { memory.count }
     var cacheInserts: UInt64 { memory.inserts }
+    /// Makes room in the cache for `count` records in all (`MemoryCache.reserveCapacity`).
+    func reserveCache(_ count: Int) { memory.reserveCapacity(count) }
 
     /// Whether a load of `key` runs now (an access must join it, which means waiting).
     func isLoading(_ key: AssetKey) -> Bool { !inFlight.isEmpty && inFlight[key] != nil }

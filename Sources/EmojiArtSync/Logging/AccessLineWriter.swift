@@ -1,15 +1,19 @@
 import FoundationEssentials
 import Logging
 
-/// Writes the line of each asset access, `event=asset hit=memory|disk|network`, straight into bytes and hands
-/// them to the `LogSink` a batch at a time: no `Logger.Metadata` dictionary, no `String` per field, a timestamp
-/// formatted once per millisecond.
+/// Writes the lines of asset accesses straight into bytes and hands them to the `LogSink` a batch at a time: no
+/// `Logger.Metadata` dictionary, no `String` per field, a timestamp formatted once per millisecond. Two lines:
+/// - the line of each access served, `event=asset hit=memory|disk|network`: the line `LogfmtLogHandler` writes
+///   for `logger.info("asset", metadata: ["event": "asset", "key": ..., "hit": ..., "bytes": ..., "file": ...])`;
+/// - the line of an access that failed, `event=asset result=failed`: the one it writes for
+///   `logger.log(level: .warning or .debug, "asset unavailable", metadata: ["event": "asset", "key": ...,
+///   "result": "failed", "error": ..., "remembered": "true" when it was])`. A pass over a gallery with 10,000
+///   error items writes 10,000 of them.
 ///
-/// The text is the line `LogfmtLogHandler` writes for
-/// `logger.info("asset", metadata: ["event": "asset", "key": ..., "hit": ..., "bytes": ..., "file": ...])`,
-/// byte for byte, in either `LogFormat`, on the file and on standard error alike; under the journal an access
-/// line stays in the log file (`LogSink.LineKind.access`). Nothing is encoded when the configured level is above
-/// info.
+/// Byte for byte the handler's line, in either `LogFormat`, on the file and on standard error alike. Under the
+/// journal a line below warning stays in the log file (`LogSink.LineKind.access`), as the handler's would; a
+/// warning goes to the journal too. Access lines are encoded only when the configured level lets info lines
+/// through; a failure line's level is its caller's decision (`AccessLog` asks its logger).
 ///
 /// A value owned by one caller (the silo's access log), mutated in place; its buffers are reused from batch to
 /// batch. `add` encodes a line into the pending batch; `append()` hands the batch to the sink under one lock.
@@ -20,8 +24,9 @@ import Logging
 struct AccessLineWriter: Sendable {
     private let sink: LogSink
     private let format: LogFormat
-    /// How each line is copied to standard error (`LogSink.standardErrorForm(for: .access)`).
-    private let standardError: LogSink.StandardErrorForm
+    /// How a line below warning and a warning are copied to standard error (`LogSink.standardErrorForm(for:)`).
+    private let accessForm: LogSink.StandardErrorForm
+    private let eventForm: LogSink.StandardErrorForm
     /// The configured level lets info lines through.
     let isEnabled: Bool
     private var batch = LogBatch()
@@ -31,7 +36,8 @@ struct AccessLineWriter: Sendable {
     init(sink: LogSink, level: Logger.Level, format: LogFormat) {
         self.sink = sink
         self.format = format
-        self.standardError = sink.standardErrorForm(for: .access)
+        self.accessForm = sink.standardErrorForm(for: .access)
+        self.eventForm = sink.standardErrorForm(for: .event)
         self.isEnabled = level <= .info
     }
 
@@ -57,45 +63,124 @@ struct AccessLineWriter: Sendable {
     private mutating func add(
         key: UnsafeBufferPointer<UInt8>, hit: String, bytes: Int, file: UnsafeBufferPointer<UInt8>, at date: Date
     ) {
+        let line = beginLine(level: .info, message: "asset", at: date)
+        decimalField("bytes", bytes)
+        field("file", file)
+        field("hit", hit)
+        field("key", key)
+        endLine(line, level: .info)
+    }
+
+    /// Encodes the line of an access of `key` (an `AssetKey`'s `rawValue`) that failed with `error` (its
+    /// description), at `level`; `remembered`: a failure on record, refused again.
+    mutating func addFailure(key: String, error: String, remembered: Bool, level: Logger.Level, at date: Date = Date()) {
+        var key = key
+        key.withUTF8 { addFailure(key: $0, error: error, remembered: remembered, level: level, at: date) }
+    }
+
+    /// `addFailure`, the key's url read in place.
+    mutating func addFailure(_ key: AssetKey, error: String, remembered: Bool, level: Logger.Level, at date: Date = Date()) {
+        key.withURL { addFailure(key: $0, error: error, remembered: remembered, level: level, at: date) }
+    }
+
+    private mutating func addFailure(
+        key: UnsafeBufferPointer<UInt8>, error: String, remembered: Bool, level: Logger.Level, at date: Date
+    ) {
+        let line = beginLine(level: level, message: "asset unavailable", at: date)
+        field("error", error)
+        field("key", key)
+        if remembered { field("remembered", "true") }
+        field("result", "failed")
+        endLine(line, level: level)
+    }
+
+    /// Where a line begins in `batch.file`, and where the part the journal gets begins (logfmt: after `ts=...`).
+    private struct LineStart {
+        let line: Int
+        let fields: Int
+    }
+
+    /// The timestamp, level, message and `event=asset`: the fields every line of an access begins with.
+    private mutating func beginLine(level: Logger.Level, message: StaticString, at date: Date) -> LineStart {
         let lineStart = batch.file.count
-        let fieldsStart: Int
         switch format {
         case .logfmt:
             put("ts=")
             timestamps.append(date, to: &batch.file)
             put(" ")
-            fieldsStart = batch.file.count
-            put("level=info msg=asset event=asset bytes=")
-            putDecimal(bytes)
-            put(" file=")
-            LogfmtFormatter.appendValue(file, to: &batch.file)
-            put(" hit=")
-            LogfmtFormatter.appendValue(hit, to: &batch.file)
-            put(" key=")
-            LogfmtFormatter.appendValue(key, to: &batch.file)
+            let fieldsStart = batch.file.count
+            put("level=")
+            put(level)
+            put(" msg=")
+            LogfmtFormatter.appendValue(Self.bytes(message), to: &batch.file)
+            put(" event=asset")
+            return LineStart(line: lineStart, fields: fieldsStart)
         case .json:
-            fieldsStart = lineStart  // the journal gets the JSON line whole, its "ts" included
             put("{\"ts\":\"")
             timestamps.append(date, to: &batch.file)
-            put("\",\"level\":\"info\",\"msg\":\"asset\",\"event\":\"asset\",\"bytes\":\"")
-            putDecimal(bytes)
-            put("\",\"file\":")
-            LogfmtFormatter.appendQuoted(file, to: &batch.file, escapingLineSeparators: true)
-            put(",\"hit\":")
-            LogfmtFormatter.appendQuoted(hit, to: &batch.file, escapingLineSeparators: true)
-            put(",\"key\":")
-            LogfmtFormatter.appendQuoted(key, to: &batch.file, escapingLineSeparators: true)
-            put("}")
+            put("\",\"level\":\"")
+            put(level)
+            put("\",\"msg\":")
+            LogfmtFormatter.appendQuoted(Self.bytes(message), to: &batch.file, escapingLineSeparators: true)
+            put(",\"event\":\"asset\"")
+            return LineStart(line: lineStart, fields: lineStart)  // the journal gets the JSON line whole, its "ts" included
         }
+    }
+
+    /// One more field, ` name=value` or `,"name":"value"` (fields come in the order of their names).
+    private mutating func field(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>) {
+        switch format {
+        case .logfmt:
+            put(" ")
+            put(name)
+            put("=")
+            LogfmtFormatter.appendValue(value, to: &batch.file)
+        case .json:
+            put(",\"")
+            put(name)
+            put("\":")
+            LogfmtFormatter.appendQuoted(value, to: &batch.file, escapingLineSeparators: true)
+        }
+    }
+
+    private mutating func field(_ name: StaticString, _ value: String) {
+        var value = value
+        value.withUTF8 { field(name, $0) }
+    }
+
+    private mutating func field(_ name: StaticString, _ value: StaticString) {
+        field(name, Self.bytes(value))
+    }
+
+    /// A field whose value is `value` in decimal, as `Int.description` writes it (never quoted).
+    private mutating func decimalField(_ name: StaticString, _ value: Int) {
+        switch format {
+        case .logfmt:
+            put(" ")
+            put(name)
+            put("=")
+            putDecimal(value)
+        case .json:
+            put(",\"")
+            put(name)
+            put("\":\"")
+            putDecimal(value)
+            put("\"")
+        }
+    }
+
+    /// Ends the line begun at `start` and copies it to standard error in the form its level's kind takes.
+    private mutating func endLine(_ start: LineStart, level: Logger.Level) {
+        if format == .json { put("}") }
         batch.file.append(0x0A)
-        switch standardError {
+        switch level < .warning ? accessForm : eventForm {
         case .none:
             break
         case .same:
-            batch.standardError.append(contentsOf: batch.file[lineStart...])
+            batch.standardError.append(contentsOf: batch.file[start.line...])
         case .journal:
-            batch.standardError.append(contentsOf: "<6>".utf8)  // JournalStream.priorityPrefix(for: .info)
-            batch.standardError.append(contentsOf: batch.file[fieldsStart...])
+            batch.standardError.append(contentsOf: JournalStream.priorityPrefix(for: level).utf8)
+            batch.standardError.append(contentsOf: batch.file[start.fields...])
         }
         batch.lines += 1
     }
@@ -118,7 +203,16 @@ struct AccessLineWriter: Sendable {
     }
 
     private mutating func put(_ text: StaticString) {
-        batch.file.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        batch.file.append(contentsOf: Self.bytes(text))
+    }
+
+    private mutating func put(_ level: Logger.Level) {
+        var name = level.rawValue
+        name.withUTF8 { batch.file.append(contentsOf: $0) }
+    }
+
+    private static func bytes(_ text: StaticString) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
     }
 
     /// `value` in decimal, as `Int.description` writes it.

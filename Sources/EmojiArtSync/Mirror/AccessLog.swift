@@ -164,12 +164,12 @@ final class AccessLog {
         } else {
             failuresWritten[key] = message
         }
-        var metadata: Logger.Metadata = [
-            "event": "asset", "key": .string(key.rawValue), "result": "failed", "error": .string(message),
-        ]
-        if remembered { metadata["remembered"] = "true" }
-        flushAccessLines()
-        logger.log(level: repeated ? .debug : .warning, "asset unavailable", metadata: metadata)
+        // Encoded straight into the batch, as the logger would write it (`AccessLineWriter`): in order with the
+        // access lines, and never waiting for a stuck log writer.
+        let level: Logger.Level = repeated ? .debug : .warning
+        guard logger.logLevel <= level else { return }
+        lines.addFailure(key, error: message, remembered: remembered, level: level)
+        if !batching { lines.append() }
     }
 
     /// A stored item whose feed tag changed was fetched again: `result` is `not_modified`, `unchanged` or `updated`.

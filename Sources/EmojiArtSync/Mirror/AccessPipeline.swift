@@ -122,6 +122,8 @@ final class AccessPipeline {
             cacheHints.begin(
                 version: listings.feedVersion, count: listings.keys.count, cacheCount: memory.cacheCount,
                 cacheInserts: memory.cacheInserts)
+            // Each stored file the pass finds intact goes into the cache: room for them all at once.
+            memory.reserveCache(catalogue.storedInFeed)
         }
         log.batch {
             for position in entries {

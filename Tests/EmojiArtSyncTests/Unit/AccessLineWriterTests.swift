@@ -59,6 +59,46 @@ struct AccessLineWriterTests {
         #expect(Self.read(dir.file("sync.log")) == expected)
     }
 
+    /// Failures of every kind the log writes: a first one (warning), one on record (`remembered`), the same one
+    /// again (debug), with errors that need quoting and escaping.
+    static let failures: [(key: String, error: String, remembered: Bool, level: Logger.Level)] = [
+        ("/gallery/image/12345.png", "http://h/gallery/image/12345.png answered 404", false, .warning),
+        ("/gallery/image?id=7 \"x\"\\", "not a PNG: the data starts \"{\\\"error\\\": \"\n\u{2028}\t", true, .warning),
+        ("/gallery/é☃🎨\u{7}", "plain", true, .debug),
+        ("/k", "", false, .debug),
+    ]
+
+    static func metadata(_ failure: (key: String, error: String, remembered: Bool, level: Logger.Level)) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "event": "asset", "key": .string(failure.key), "result": "failed", "error": .string(failure.error),
+        ]
+        if failure.remembered { metadata["remembered"] = "true" }
+        return metadata
+    }
+
+    @Test(arguments: LogFormat.allCases)
+    func theDirectFailureLineIsTheSwiftLogLineByteForByte(format: LogFormat) throws {
+        let dir = TemporaryDirectory("accessline-failure")
+        let sink = try LogSink(path: dir.file("sync.log"), alsoStandardError: false, format: format)
+        var writer = AccessLineWriter(sink: sink, level: .info, format: format)
+        var expected: [String] = []
+        for (offset, failure) in Self.failures.enumerated() {
+            let date = Date(timeIntervalSince1970: 1_795_000_000.1234 + Double(offset))
+            writer.addFailure(
+                key: failure.key, error: failure.error, remembered: failure.remembered, level: failure.level, at: date)
+            expected.append(format.line(
+                timestamp: date, level: failure.level, message: "asset unavailable", metadata: Self.metadata(failure)))
+            let access = Self.accesses[offset % Self.accesses.count]
+            writer.add(key: access.key, hit: access.hit, bytes: access.bytes, file: access.file, at: date)
+            expected.append(format.line(timestamp: date, level: .info, message: "asset", metadata: Self.metadata(access)))
+        }
+        #expect(writer.pendingLines == expected.count)
+        let taken = writer.append()
+        #expect(taken)
+        sink.flush()
+        #expect(Self.read(dir.file("sync.log")) == expected)
+    }
+
     /// Through real sinks, with standard error a file: the logger's line and the direct one, interleaved with
     /// other lines, land in the same order with the same text (but the moment) in the file and on stderr.
     @Test(arguments: LogFormat.allCases)
@@ -105,18 +145,26 @@ struct AccessLineWriterTests {
         writer.write(key: access.key, hit: access.hit, bytes: access.bytes, file: access.file)
         logger.warning("asset unavailable", metadata: ["event": "asset", "key": "/f", "result": "failed", "error": "e"])
         logger.debug("asset unavailable", metadata: ["event": "asset", "key": "/f", "result": "failed", "error": "e"])
+        // The same two failures, written directly: the warning goes to the journal too, the debug line as above.
+        writer.addFailure(key: "/f", error: "e", remembered: false, level: .warning)
+        writer.addFailure(key: "/f", error: "e", remembered: false, level: .debug)
+        writer.append()
         sink.flush()
 
         let journalLines = Self.read(journal.path)
         if withLogFile {
-            #expect(journalLines.map { $0.prefix(3) } == ["<6>", "<4>"])
-            #expect(journalLines.first?.contains("repair") == true && journalLines.last?.contains("failed") == true)
-            let file = Self.read(dir.file("sync.log")).map(Self.withoutTimestamp)
-            try #require(file.count == 5)
-            #expect(file[1] == file[2], "both access lines in the file, the same")
-        } else {
-            try #require(journalLines.map { $0.prefix(3) } == ["<6>", "<6>", "<6>", "<4>", "<7>"])
+            try #require(journalLines.map { $0.prefix(3) } == ["<6>", "<4>", "<4>"])
+            #expect(journalLines[0].contains("repair") && journalLines[1].contains("failed"))
             #expect(Self.withoutTimestamp(journalLines[1]) == Self.withoutTimestamp(journalLines[2]))
+            let file = Self.read(dir.file("sync.log")).map(Self.withoutTimestamp)
+            try #require(file.count == 7)
+            #expect(file[1] == file[2], "both access lines in the file, the same")
+            #expect(file[3] == file[5] && file[4] == file[6], "both failure lines in the file, the same")
+        } else {
+            try #require(journalLines.map { $0.prefix(3) } == ["<6>", "<6>", "<6>", "<4>", "<7>", "<4>", "<7>"])
+            #expect(Self.withoutTimestamp(journalLines[1]) == Self.withoutTimestamp(journalLines[2]))
+            #expect(Self.withoutTimestamp(journalLines[3]) == Self.withoutTimestamp(journalLines[5]))
+            #expect(Self.withoutTimestamp(journalLines[4]) == Self.withoutTimestamp(journalLines[6]))
             #expect(format == .json || journalLines[2].hasPrefix("<6>level=info msg=asset event=asset bytes=0 "))
         }
     }
