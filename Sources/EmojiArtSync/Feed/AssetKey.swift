@@ -42,14 +42,23 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// Accepts `url` from the feed, or says why not. One pass over the bytes: a feed lists every key three
     /// times, and a large gallery has a hundred thousand of them.
     public init(feedURL url: String) throws(Rejection) {
+        var url = url
+        let made = url.withUTF8 { url in Result { () throws(Rejection) in try AssetKey(feedURLBytes: url) } }
+        self = try made.get()
+    }
+
+    /// `init(feedURL:)` from the url's UTF-8 bytes, read in place (a feed's reader has them in its body): the
+    /// url and its file name go straight into the key's allocation.
+    init(feedURLBytes url: UnsafeBufferPointer<UInt8>) throws(Rejection) {
         try Self.validate(url)
-        storage = AssetKeyStorage.make(url: url, fileName: AssetFileName.derive(from: url))
+        storage = AssetFileName.withDerivedName(of: url) { name in AssetKeyStorage.make(url: url, fileName: name) }
     }
 
     /// A key read back from the agent's own index: checked like a feed url, with the file name its row records
     /// (derived when the file was written) instead of deriving it again for every row of a large index.
     public init(indexedURL url: String, fileName: String) throws(Rejection) {
-        try Self.validate(url)
+        var url = url
+        try url.withUTF8 { url in Result { () throws(Rejection) in try Self.validate(url) } }.get()
         storage = AssetKeyStorage.make(url: url, fileName: fileName)
     }
 
@@ -91,9 +100,9 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
         }
     }
 
-    private static func validate(_ url: String) throws(Rejection) {
-        func reject(_ reason: String) -> Rejection { Rejection(url: url, reason: reason) }
-        let bytes = url.utf8
+    /// Checks a url's UTF-8 bytes; a rejection carries the url as text.
+    private static func validate(_ bytes: UnsafeBufferPointer<UInt8>) throws(Rejection) {
+        func reject(_ reason: String) -> Rejection { Rejection(url: String(decoding: bytes, as: UTF8.self), reason: reason) }
         guard !bytes.isEmpty else { throw reject("empty") }
         guard bytes.count <= Self.maximumLength else { throw reject("longer than \(Self.maximumLength) bytes") }
         let slash = UInt8(ascii: "/"), dot = UInt8(ascii: "."), question = UInt8(ascii: "?")
@@ -125,9 +134,12 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
         }
         if !inQuery { dotSegment = dotSegment || Self.isDotSegment(segment) }
         guard bytes.first == slash else {
-            throw reject(url.contains("://") ? "absolute URL: only paths on the configured server are fetched" : "does not start with /")
+            let absolute = bytes.indices.dropLast(2).contains { at in
+                bytes[at] == UInt8(ascii: ":") && bytes[at + 1] == slash && bytes[at + 2] == slash
+            }
+            throw reject(absolute ? "absolute URL: only paths on the configured server are fetched" : "does not start with /")
         }
-        guard !url.hasPrefix("//") else { throw reject("scheme-relative URL names another host") }
+        guard bytes.count < 2 || bytes[1] != slash else { throw reject("scheme-relative URL names another host") }
         if percentEncoded { throw reject("percent-encoded dot, slash, backslash or NUL") }
         if dotSegment { throw reject("dot segment in path") }
         if doubleDot { throw reject("contains ..") }
@@ -176,22 +188,23 @@ final class AssetKeyStorage: ManagedBuffer<AssetKeyHeader, UInt8> {
     static func make(url: String, fileName: String) -> AssetKeyStorage {
         var url = url
         var fileName = fileName
-        return url.withUTF8 { urlBytes in
-            fileName.withUTF8 { nameBytes in
-                var hasher = Hasher()
-                hasher.combine(bytes: UnsafeRawBufferPointer(urlBytes))
-                let hash = hasher.finalize()
-                let header = AssetKeyHeader(
-                    urlHash: hash, urlCount: Int32(urlBytes.count), fileNameCount: Int32(nameBytes.count))
-                let buffer = create(minimumCapacity: urlBytes.count + nameBytes.count + 1) { _ in header }
-                let storage = unsafeDowncast(buffer, to: AssetKeyStorage.self)
-                storage.withUnsafeMutablePointerToElements { bytes in
-                    if let base = urlBytes.baseAddress { bytes.update(from: base, count: urlBytes.count) }
-                    if let base = nameBytes.baseAddress { (bytes + urlBytes.count).update(from: base, count: nameBytes.count) }
-                    bytes[urlBytes.count + nameBytes.count] = 0
-                }
-                return storage
-            }
+        return url.withUTF8 { url in fileName.withUTF8 { name in make(url: url, fileName: name) } }
+    }
+
+    /// The storage of a key: the url's and the file name's UTF-8 bytes, copied in.
+    static func make(url urlBytes: UnsafeBufferPointer<UInt8>, fileName nameBytes: UnsafeBufferPointer<UInt8>) -> AssetKeyStorage {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(urlBytes))
+        let hash = hasher.finalize()
+        let header = AssetKeyHeader(
+            urlHash: hash, urlCount: Int32(urlBytes.count), fileNameCount: Int32(nameBytes.count))
+        let buffer = create(minimumCapacity: urlBytes.count + nameBytes.count + 1) { _ in header }
+        let storage = unsafeDowncast(buffer, to: AssetKeyStorage.self)
+        storage.withUnsafeMutablePointerToElements { bytes in
+            if let base = urlBytes.baseAddress { bytes.update(from: base, count: urlBytes.count) }
+            if let base = nameBytes.baseAddress { (bytes + urlBytes.count).update(from: base, count: nameBytes.count) }
+            bytes[urlBytes.count + nameBytes.count] = 0
         }
+        return storage
     }
 }

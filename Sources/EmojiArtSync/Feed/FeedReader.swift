@@ -239,7 +239,7 @@ struct FeedReader {
             let hash = FeedKeyInterner.hash(bytes)
             if let index = interner.index(of: bytes, hash: hash) { return .success(index) }
             do throws(AssetKey.Rejection) {
-                let key = try AssetKey(feedURL: String(decoding: bytes, as: UTF8.self))
+                let key = try AssetKey(feedURLBytes: bytes)
                 return .success(interner.insert(key, bytes: bytes, hash: hash))
             } catch {
                 return .failure(error)

@@ -19,78 +19,95 @@ public enum AssetFileName {
         key.fileName
     }
 
-    /// The file name for an accepted key's raw value. Built as bytes in one buffer: a feed of 100,000 keys of
-    /// the hashed family derives 100,000 names when a run starts.
+    /// The file name for an accepted key's raw value.
     static func derive(from key: String) -> String {
-        if let simple = bookName(for: key) {
-            return simple + fileExtension
-        }
-        var name: [UInt8] = Array("asset-".utf8)
-        name.reserveCapacity(6 + 48 + 1 + 32 + fileExtension.utf8.count)
-        let readableStart = name.count
-        appendBookMapping(of: key, to: &name, limit: 48)
-        if name.count > readableStart { name.append(UInt8(ascii: "-")) }
-        let digits: StaticString = "0123456789abcdef"
-        for byte in SHA256Digest.bytes(of: Array(key.utf8)).prefix(16) {
-            name.append(digits.utf8Start[Int(byte >> 4)])
-            name.append(digits.utf8Start[Int(byte & 0xF)])
-        }
-        name.append(contentsOf: fileExtension.utf8)
-        return String(decoding: name, as: UTF8.self)
+        var key = key
+        return key.withUTF8 { key in withDerivedName(of: key) { String(decoding: $0, as: UTF8.self) } }
     }
 
-    /// The book's `fileName(for:)`: drop the first character, split at anything that is not a letter or digit,
-    /// join the non-empty pieces with `_`. (A walk of the bytes: every byte of a multi-byte character is not a
-    /// letter or digit, so this is the same split as one by characters.)
-    static func bookMapping(_ key: String) -> String {
-        var name: [UInt8] = []
-        appendBookMapping(of: key, to: &name, limit: key.utf8.count)
-        return String(decoding: name, as: UTF8.self)
+    /// The longest name: `asset-`, 48 readable bytes, `-`, 32 hex digits, `.png`.
+    private static let maximumNameLength = 6 + 48 + 1 + 32 + 4
+
+    /// Calls `body` with the file name of the accepted key whose UTF-8 bytes are `key`, written into a buffer on
+    /// the stack: a feed of 100,000 keys of the hashed family derives 100,000 names when a run starts, and each
+    /// goes straight into its key's one allocation (`AssetKey(feedURLBytes:)`).
+    static func withDerivedName<R>(of key: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let bookShaped = hasBookShape(key)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bookShaped ? key.count + 3 : maximumNameLength) { name in
+            var count = 0
+            func put(_ byte: UInt8) {
+                name[count] = byte
+                count += 1
+            }
+            func put(_ text: StaticString) {
+                for at in 0..<text.utf8CodeUnitCount { put(text.utf8Start[at]) }
+            }
+            if bookShaped {
+                // `/SEG/SEG?SEG` → `SEG_SEG_SEG.png`: the book's mapping of a key whose segments are plain.
+                for byte in key.dropFirst() { put(isAlphanumeric(byte) ? byte : UInt8(ascii: "_")) }
+            } else {
+                put("asset-")
+                let readable = count
+                forEachBookMappingByte(of: key, limit: 48, put)
+                if count > readable { put("-") }
+                let digits: StaticString = "0123456789abcdef"
+                SHA256Digest.withDigest(of: UnsafeRawBufferPointer(key)) { digest in
+                    for byte in digest.prefix(16) {
+                        put(digits.utf8Start[Int(byte >> 4)])
+                        put(digits.utf8Start[Int(byte & 0xF)])
+                    }
+                }
+            }
+            put(".png")
+            return body(UnsafeBufferPointer(rebasing: name[..<count]))
+        }
     }
 
-    /// Appends the first `limit` bytes of `key`'s book mapping to `name`.
-    private static func appendBookMapping(of key: String, to name: inout [UInt8], limit: Int) {
-        let start = name.count
+    /// Calls `put` with the first `limit` bytes of the book's `fileName(for:)` of `key`: drop the first
+    /// character, split at anything that is not a letter or digit, join the non-empty pieces with `_`. (A walk
+    /// of the bytes: every byte of a multi-byte character is not a letter or digit, so this is the same split as
+    /// one by characters.)
+    private static func forEachBookMappingByte(
+        of key: UnsafeBufferPointer<UInt8>, limit: Int, _ put: (UInt8) -> Void
+    ) {
+        var written = 0
         var separated = false
-        for byte in key.utf8.dropFirst() {
-            guard name.count - start < limit else { return }
+        for byte in key.dropFirst() {
+            guard written < limit else { return }
             if isAlphanumeric(byte) {
-                if separated && name.count > start {
-                    name.append(UInt8(ascii: "_"))
-                    guard name.count - start < limit else { return }
+                if separated && written > 0 {
+                    put(UInt8(ascii: "_"))
+                    written += 1
+                    guard written < limit else { return }
                 }
                 separated = false
-                name.append(byte)
+                put(byte)
+                written += 1
             } else {
                 separated = true
             }
         }
     }
 
-    /// The book's name when `key` is `/SEG/SEG?SEG` (alphanumeric segments of bounded length), else nil.
-    private static func bookName(for key: String) -> String? {
-        let separators = [UInt8(ascii: "/"), UInt8(ascii: "?")]
-        guard key.utf8.first == UInt8(ascii: "/") else { return nil }
-        var name: [UInt8] = []
-        name.reserveCapacity(key.utf8.count)
+    /// Whether `key` is `/SEG/SEG?SEG` with alphanumeric segments of bounded length: the keys whose book name is
+    /// reversible, and so theirs.
+    private static func hasBookShape(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard key.first == UInt8(ascii: "/") else { return false }
         var separatorsSeen = 0
         var segmentLength = 0
-        for byte in key.utf8.dropFirst() {
+        for byte in key.dropFirst() {
             if isAlphanumeric(byte) {
-                name.append(byte)
                 segmentLength += 1
-            } else if separatorsSeen < separators.count, byte == separators[separatorsSeen],
-                (1...maximumSegmentLength).contains(segmentLength)
-            {
-                name.append(UInt8(ascii: "_"))
-                separatorsSeen += 1
-                segmentLength = 0
-            } else {
-                return nil
+                continue
             }
+            let expected = separatorsSeen == 0 ? UInt8(ascii: "/") : UInt8(ascii: "?")
+            guard separatorsSeen < 2, byte == expected, (1...maximumSegmentLength).contains(segmentLength) else {
+                return false
+            }
+            separatorsSeen += 1
+            segmentLength = 0
         }
-        guard separatorsSeen == separators.count, (1...maximumSegmentLength).contains(segmentLength) else { return nil }
-        return String(decoding: name, as: UTF8.self)
+        return separatorsSeen == 2 && (1...maximumSegmentLength).contains(segmentLength)
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {

@@ -30,6 +30,17 @@ struct SHA256Digest: ~Copyable {
         return Array(digest.prefix(Int(length)))
     }
 
+    /// Calls `body` with the 32-byte digest of `bytes`, held in place: no array is made for it.
+    static func withDigest<R>(of bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        var digest = SHA256Digest()
+        digest.update(bytes)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { buffer in
+            var length: UInt32 = 0
+            EVP_DigestFinal_ex(digest.context, buffer.baseAddress, &length)
+            return body(UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(length)))
+        }
+    }
+
     /// The 32-byte digest of `bytes`.
     static func bytes(of bytes: [UInt8]) -> [UInt8] {
         var digest = SHA256Digest()
