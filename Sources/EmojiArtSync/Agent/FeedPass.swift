@@ -82,14 +82,20 @@ struct FeedPass {
                     let job = jobs[nextJob]
                     nextJob += 1
                     if Task.isCancelled {
-                        if case .load(let miss) = job { notStarted.append(miss) }
+                        notStarted += job.misses
                         continue
                     }
                     switch job {
-                    case .load(let miss): group.addTask { .loaded(await pipeline.load(miss), miss.position) }
-                    case .join(let join): group.addTask { .loaded(await Self.access(join.key, in: pipeline), join.position) }
+                    case .load(let miss):
+                        group.addTask { .loaded(await pipeline.load(miss), miss.position) }
+                        loading += 1
+                    case .join(let join):
+                        group.addTask { .loaded(await Self.access(join.key, in: pipeline), join.position) }
+                        loading += 1
+                    case .verify(let misses):
+                        group.addTask { .verified(await pipeline.verify(misses), count: misses.count) }
+                        loading += misses.count
                     }
-                    loading += 1
                     peak = max(peak, loading)
                 }
                 if nextJob == jobs.count {
@@ -106,14 +112,24 @@ struct FeedPass {
                     for refusal in answer.refused {
                         collect(Outcome(position: refusal.position, hit: nil, bytes: 0, failure: refusal.failure))
                     }
-                    jobs += answer.loads.map(Job.load) + answer.joins.map(Job.join)
+                    // The files to verify are looked at together (`AccessPipeline.verify`); any other miss is a job.
+                    var verifies: [AccessPipeline.Miss] = []
+                    for miss in answer.loads {
+                        if case .verify = miss.plan { verifies.append(miss) } else { jobs.append(.load(miss)) }
+                    }
+                    if !verifies.isEmpty { jobs.append(.verify(verifies)) }
+                    jobs += answer.joins.map(Job.join)
                 case .loaded(let outcome, let position):
                     loading -= 1
                     report(outcome, position: position)
+                case .verified(let verified, let count):
+                    loading -= count
+                    for (outcome, position) in verified.ended { report(outcome, position: position) }
+                    jobs += verified.rest.map(Job.load)
                 }
             }
             // Stopping: misses decided but never started are given up, so nothing waits for them.
-            for job in jobs[nextJob...] { if case .load(let miss) = job { notStarted.append(miss) } }
+            for job in jobs[nextJob...] { notStarted += job.misses }
             if !notStarted.isEmpty { await pipeline.abandon(notStarted) }
         }
         return peak
@@ -125,6 +141,9 @@ struct FeedPass {
     private enum Finished: Sendable {
         case answered(BatchAnswer)
         case loaded(AccessPipeline.LoadOutcome, Int32)
+        /// A group of files to verify: the misses it ended, those that go on as jobs of their own, and how many
+        /// misses the group was.
+        case verified((ended: [(outcome: AccessPipeline.LoadOutcome, position: Int32)], rest: [AccessPipeline.Miss]), count: Int)
     }
 
     /// The dry run's pass (`--dry-run`): the batches are answered as `run` answers them (`AccessPipeline.answer`:
@@ -159,6 +178,17 @@ struct FeedPass {
     private enum Job {
         case load(AccessPipeline.Miss)
         case join(AccessPipeline.Join)
+        /// The misses of a batch whose stored files are not known intact, looked at together.
+        case verify([AccessPipeline.Miss])
+
+        /// The misses the job would end: given up when it never starts.
+        var misses: [AccessPipeline.Miss] {
+            switch self {
+            case .load(let miss): [miss]
+            case .join: []
+            case .verify(let misses): misses
+            }
+        }
     }
 
     /// A listing of a key another caller is loading: waits for it as a single access.

@@ -86,6 +86,9 @@ final class AccessPipeline {
         case fetch(unusableOnRecord: Bool)
         /// Stored, but its `lstat` is not the recorded fingerprint: read and checked, repaired if damaged.
         case verify(IndexEntry, unusableOnRecord: Bool)
+        /// Stored, looked at with the other files of its batch (`verify(_:)`) and not found intact: the job acts on
+        /// what that look found (a repair, or the error of a file that could not be read), without reading it again.
+        case looked(Result<FileInspector.FileVerdict, SyncError>, IndexEntry, unusableOnRecord: Bool)
         /// The index could not be read when the batch was answered: decided again by the job.
         case decide
     }
@@ -146,22 +149,21 @@ final class AccessPipeline {
             kept += 1
         }
         looks.removeSubrange(kept...)
-        var seen: [Int32: FileFingerprint] = [:]
+        // What io found at each file looked at (nil inside: nothing, not a regular file, or a failed `lstat`).
+        var found: [Int32: FileFingerprint?] = [:]
         if !looks.isEmpty {
             let keys = looks.map { listings.keys[Int($0.position)] }
             let descriptor = directoryDescriptor
-            let found = await BlockingIO.run { DiskStorage.fingerprints(of: keys, in: descriptor) }
-            // Reentrancy: only a file whose fingerprint is still the one recorded now is trusted below.
-            for (look, fingerprint) in zip(looks, found) where fingerprint == look.recorded {
-                seen[look.position] = look.recorded
-            }
+            let fingerprints = await BlockingIO.run { DiskStorage.fingerprints(of: keys, in: descriptor) }
+            // Reentrancy: a file is trusted below only if what was found is still what the index records now.
+            for (look, fingerprint) in zip(looks, fingerprints) { found[look.position] = fingerprint }
         }
         var taken = 0
         do {
             try log.batch { () throws(SyncError) in
                 try index.readTransaction { () throws(SyncError) in
                     for position in pending {
-                        try decide(position, of: listings, seen: seen.isEmpty ? nil : seen[position], into: &answer)
+                        try decide(position, of: listings, found: found.isEmpty ? nil : found[position], into: &answer)
                         taken += 1
                     }
                 }
@@ -199,9 +201,10 @@ final class AccessPipeline {
     }
 
     /// One entry of a batch. Throws when the index cannot be read.
-    /// `seen`: the fingerprint io found for the key's file, equal to the one recorded when it was looked at.
+    /// `found`: what io found at the key's file when the batch looked at it (nil: not looked at; nil inside: no
+    /// regular file, or a failed `lstat`).
     private func decide(
-        _ position: Int32, of listings: Listings, seen: FileFingerprint?, into answer: inout BatchAnswer
+        _ position: Int32, of listings: Listings, found: FileFingerprint??, into answer: inout BatchAnswer
     ) throws(SyncError) {
         if answeredFromMemory(position, of: listings, into: &answer) { return }
         let key = listings.keys[Int(position)]
@@ -216,7 +219,7 @@ final class AccessPipeline {
             answer.refused.append((position, failure))
             return
         }
-        if let seen, catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion) == seen {
+        if case let seen?? = found, catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion) == seen {
             // The file is the one the index records, and nothing changed the row since it was looked at.
             let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
             cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
@@ -226,7 +229,15 @@ final class AccessPipeline {
         }
         let look = try index.lookUp(key)
         if let entry = look.entry {
-            if let asset = trusted(entry, of: key) {
+            // A file the batch looked at is judged by what io found (no second `lstat` in the silo): not as the row
+            // records it, it is looked at again by its job (`Plan.verify`), which reads it or reports the error.
+            let intact: Asset? =
+                if case .some(let seen) = found {
+                    seen != nil && seen == entry.fingerprint ? Asset(trustedOnDisk: key, size: entry.size) : nil
+                } else {
+                    trusted(entry, of: key)
+                }
+            if let asset = intact {
                 cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
                 log.access(key, at: feedPosition, hit: .disk, size: asset.size)
                 answer.answered.append((position, .disk, asset.size))
@@ -278,7 +289,7 @@ final class AccessPipeline {
     func preview(_ miss: Miss) async throws -> PlannedAccess {
         switch miss.plan {
         case .fetch: return try previewFetch(miss.key)
-        case .verify(let entry, _): return try await previewVerify(entry, of: miss.key)
+        case .verify(let entry, _), .looked(_, let entry, _): return try await previewVerify(entry, of: miss.key)
         case .decide:
             guard let entry = try index.lookUp(miss.key).entry else { return try previewFetch(miss.key) }
             return try await previewVerify(entry, of: miss.key)
@@ -320,9 +331,48 @@ final class AccessPipeline {
         await end(miss) { [self] in try await perform(miss.plan, for: miss.key) }
     }
 
+    /// The misses of one batch whose files are stored but not known intact (`Plan.verify`: their `lstat` is not the
+    /// recorded fingerprint, as after a copy of DIR or its restore from a backup), looked at together: the reads and
+    /// hashes in one job off the silo, what they found recorded in one transaction (`FileInspector.check(_:)`), and
+    /// each file found intact ended there as a disk hit. The others (damaged, changed meanwhile, not readable) are
+    /// returned: each goes on to its own job (`load(_:)`), which acts on what the look found (`Plan.looked`).
+    nonisolated func verify(_ misses: [Miss]) async -> (ended: [(outcome: LoadOutcome, position: Int32)], rest: [Miss]) {
+        await verifyInSilo(misses)
+    }
+
+    private func verifyInSilo(_ misses: [Miss]) async -> (ended: [(outcome: LoadOutcome, position: Int32)], rest: [Miss]) {
+        var files: [(entry: IndexEntry, key: AssetKey)] = []
+        var checked: [(miss: Miss, unusableOnRecord: Bool)] = []
+        var rest: [Miss] = []
+        for miss in misses {
+            if case .verify(let entry, let unusableOnRecord) = miss.plan {
+                files.append((entry, miss.key))
+                checked.append((miss, unusableOnRecord))
+            } else {
+                rest.append(miss)
+            }
+        }
+        var ended: [(outcome: LoadOutcome, position: Int32)] = []
+        for (at, verdict) in await inspector.check(files).enumerated() {
+            let (miss, unusableOnRecord) = checked[at]
+            let asset: Asset
+            switch verdict {
+            case .success(.trusted): asset = Asset(trustedOnDisk: miss.key, size: files[at].entry.size)
+            case .success(.verified(let verified)): asset = verified
+            default:
+                rest.append(Miss(
+                    token: miss.token, plan: .looked(verdict, files[at].entry, unusableOnRecord: unusableOnRecord),
+                    position: miss.position))
+                continue
+            }
+            log.access(miss.key, hit: .disk, size: asset.size)
+            ended.append((finish(miss, with: .success((asset, .disk))), miss.position))
+        }
+        return (ended, rest)
+    }
+
     /// Runs the rest of a miss's job in the silo, then ends its load and answers the listings attached to it.
     private func end(_ miss: Miss, after work: () async throws -> (Asset, Hit)) async -> LoadOutcome {
-        let key = miss.key
         let result: Result<(Asset, Hit), any Error>
         do {
             result = .success(try await work())
@@ -330,6 +380,12 @@ final class AccessPipeline {
             log.loadFailed(error)
             result = .failure(error)
         }
+        return finish(miss, with: result)
+    }
+
+    /// Ends the load of `miss` with `result` and answers the listings attached to it.
+    private func finish(_ miss: Miss, with result: Result<(Asset, Hit), any Error>) -> LoadOutcome {
+        let key = miss.key
         let attached = memory.endLoad(miss.token, with: result.map(\.0)).attachedListings
         switch result {
         case .success((let asset, let hit)):
@@ -354,6 +410,8 @@ final class AccessPipeline {
             return try await fetch(key, owned: false, unusableOnRecord: unusableOnRecord)
         case .verify(let entry, let unusableOnRecord):
             return try await verifyOrRepair(entry, of: key, unusableOnRecord: unusableOnRecord)
+        case .looked(let verdict, let entry, let unusableOnRecord):
+            return try await act(on: try verdict.get(), entry: entry, of: key, unusableOnRecord: unusableOnRecord)
         case .decide:
             return try await loadBelowMemory(key)
         }
@@ -457,7 +515,14 @@ final class AccessPipeline {
     /// A stored key whose file is not known intact: checked (read and hashed off the silo), answered from disk when
     /// good, repaired from the network when damaged.
     private func verifyOrRepair(_ entry: IndexEntry, of key: AssetKey, unusableOnRecord: Bool) async throws -> (Asset, Hit) {
-        switch try await inspector.check(entry) {
+        try await act(on: try await inspector.check(entry, key: key), entry: entry, of: key, unusableOnRecord: unusableOnRecord)
+    }
+
+    /// What a look at the stored file of `key` (`entry`) found, acted on: a disk hit, or a repair.
+    private func act(
+        on verdict: FileInspector.FileVerdict, entry: IndexEntry, of key: AssetKey, unusableOnRecord: Bool
+    ) async throws -> (Asset, Hit) {
+        switch verdict {
         case .trusted:
             let asset = Asset(trustedOnDisk: key, size: entry.size)
             log.access(key, hit: .disk, size: asset.size)

@@ -62,7 +62,7 @@ final class FileInspector {
     }
 
     /// What a look at an owned file found.
-    enum FileVerdict {
+    enum FileVerdict: Sendable {
         /// Its fingerprint is the recorded one: good without reading it.
         case trusted
         /// Read, hashed and parsed: good (its new fingerprint is recorded).
@@ -73,15 +73,47 @@ final class FileInspector {
     }
 
     /// Looks at the file of `entry` and records what it found (`examine`, then `record`): one `lstat` when its
-    /// fingerprint is the recorded one, a read, hash and structure check off the actor otherwise. A regular file that
-    /// is not the one the agent wrote (another identity) is damaged unless it holds exactly the agent's bytes and has
-    /// one name, in which case it is adopted (its identity recorded): the repair of a damaged one moves it aside
+    /// fingerprint is the recorded one, a read, hash and structure check otherwise, all off the actor. A regular file
+    /// that is not the one the agent wrote (another identity) is damaged unless it holds exactly the agent's bytes and
+    /// has one name, in which case it is adopted (its identity recorded): the repair of a damaged one moves it aside
     /// (`OwnershipGuard`). Throws when the index cannot be read, or when the file cannot be looked at (`EACCES`,
     /// `EIO`): nothing is decided from a failed look, and the row stays.
-    func check(_ entry: IndexEntry) async throws(SyncError) -> FileVerdict {
-        let examination = try await examine(entry)
+    /// `key`: the key the file is of, when the caller has it (else one is made from the row).
+    func check(_ entry: IndexEntry, key: AssetKey? = nil) async throws(SyncError) -> FileVerdict {
+        let examination = try await examine(entry, key: key)
         if let change = examination.change { try record(change) }
         return examination.verdict
+    }
+
+    /// `check` of many files at once, each with the key it is the file of: their looks in one job off the actor,
+    /// what they found recorded in one transaction. A verdict per file, in order; a file that could not be looked
+    /// at has its error, and when the index cannot be written every file has that error (nothing was recorded).
+    /// What a pass does with the files of a batch whose fingerprints changed (a copy of DIR, a restore from a
+    /// backup: 90,000 of them, each its own job and transaction before).
+    func check(_ files: [(entry: IndexEntry, key: AssetKey)]) async -> [Result<FileVerdict, SyncError>] {
+        let paths = files.map { directory.path(ofAsset: $0.entry.name) }
+        let status = status
+        let looks = await BlockingIO.run {
+            zip(files, paths).map { file, path in Self.look(at: path, entry: file.entry, key: file.key, status: status) }
+        }
+        var results: [Result<FileVerdict, SyncError>] = []
+        results.reserveCapacity(files.count)
+        do {
+            try index.transaction { () throws(SyncError) in
+                for (file, look) in zip(files, looks) {
+                    if let failure = look.failure {
+                        results.append(.failure(failure))  // this file could not be looked at; the others go on
+                        continue
+                    }
+                    let examination = try decide(look, of: file.entry)
+                    if let change = examination.change { try record(change) }
+                    results.append(.success(examination.verdict))
+                }
+            }
+        } catch {
+            return files.map { _ in .failure(error) }
+        }
+        return results
     }
 
     /// What a look at an owned file decided, and the change of the index that goes with it: `check` records it, a
@@ -103,42 +135,87 @@ final class FileInspector {
         case release(name: String)
     }
 
-    /// Decides what `check` finds, writing nothing (see `check`).
-    func examine(_ entry: IndexEntry) async throws(SyncError) -> Examination {
-        let name = entry.name
-        let path = directory.path(ofAsset: name)
-        guard let info = try status.status(of: path) else { return Examination(verdict: .damaged(.missing), change: nil) }
-        guard let fingerprint = info.fingerprint else {
-            // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
-            return Examination(verdict: .changedMeanwhile, change: .release(name: name))
-        }
-        if fingerprint == entry.fingerprint { return Examination(verdict: .trusted, change: nil) }
-        if Int(fingerprint.size) != entry.size { return Examination(verdict: .damaged(.corrupt), change: nil) }
-        guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else {
+    /// Decides what `check` finds, writing nothing (see `check`): the look off the actor, the decision in it.
+    func examine(_ entry: IndexEntry, key: AssetKey? = nil) async throws(SyncError) -> Examination {
+        let path = directory.path(ofAsset: entry.name)
+        guard let key = key ?? (try? AssetKey(indexedURL: entry.key, fileName: entry.name)) else {
             return Examination(verdict: .damaged(.corrupt), change: nil)
         }
-        let verdict = await Self.verifyFile(at: path, key: key, expectedDigest: entry.sha256)
-        log.fileRead()
-        // Reentrancy: a purge or another write may have changed the row while we read.
-        guard let now = try index.entry(named: name), now.key == entry.key, now.sha256 == entry.sha256 else {
+        let status = status
+        let look = await BlockingIO.run { Self.look(at: path, entry: entry, key: key, status: status) }
+        return try decide(look, of: entry)
+    }
+
+    /// What a look at a file found, off the actor: its `lstat`, and, unless that was the recorded fingerprint,
+    /// what reading it found and its `lstat` after the read.
+    private enum Look: Sendable {
+        case missing
+        /// A link, FIFO, socket or directory is at the path.
+        case notRegular
+        case trusted
+        case wrongSize
+        /// Read; `after`: the file's status once read (nil: gone meanwhile).
+        case read(FileFingerprint, ReadVerdict, after: FileStatus?)
+        /// The `lstat` failed (`EACCES`, `EIO`).
+        case unreadable(SyncError)
+
+        /// Why the file could not be looked at, if it could not: nothing is decided from such a look.
+        var failure: SyncError? {
+            switch self {
+            case .unreadable(let error), .read(_, .unreadable(let error), _): error
+            default: nil
+            }
+        }
+    }
+
+    /// Looks at the file of `entry` at `path` (on the blocking-I/O pool: `lstat`s and a read).
+    private nonisolated static func look(at path: String, entry: IndexEntry, key: AssetKey, status: PathStatus) -> Look {
+        do {
+            guard let info = try status.status(of: path) else { return .missing }
+            guard let fingerprint = info.fingerprint else { return .notRegular }
+            if fingerprint == entry.fingerprint { return .trusted }
+            if Int(fingerprint.size) != entry.size { return .wrongSize }
+            let verdict = verifyFileNow(at: path, key: key, expectedDigest: entry.sha256)
+            guard case .good = verdict else { return .read(fingerprint, verdict, after: nil) }
+            return .read(fingerprint, verdict, after: try status.status(of: path))
+        } catch {
+            return .unreadable(error)
+        }
+    }
+
+    /// What `look` found means for the file of `entry`, in the actor: the row is read again first (a purge or
+    /// another write may have changed it while the file was looked at).
+    private func decide(_ look: Look, of entry: IndexEntry) throws(SyncError) -> Examination {
+        if case .read = look { log.fileRead() }
+        if let failure = look.failure { throw failure }
+        guard let now = try index.entry(named: entry.name), now.key == entry.key, now.sha256 == entry.sha256 else {
             return Examination(verdict: .changedMeanwhile, change: nil)
         }
-        switch verdict {
-        case .good(let asset):
+        switch look {
+        case .unreadable(let error):
+            throw error
+        case .missing:
+            return Examination(verdict: .damaged(.missing), change: nil)
+        case .notRegular:
+            // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
+            return Examination(verdict: .changedMeanwhile, change: .release(name: entry.name))
+        case .trusted:
+            return Examination(verdict: .trusted, change: nil)
+        case .wrongSize:
+            return Examination(verdict: .damaged(.corrupt), change: nil)
+        case .read(_, .unreadable(let error), _):
+            throw error
+        case .read(_, .damaged(let reason), _):
+            return Examination(verdict: .damaged(reason), change: now.fingerprint != nil ? .forgetFingerprint(of: now) : nil)
+        case .read(let fingerprint, .good(let asset), let after):
             let ours = fingerprint.identity == now.identity
             // Only a file that did not change while it was read earns the fingerprint; another file with the
             // agent's bytes is adopted only if it has no other name (a hard link to someone's file is theirs).
-            guard let after = try status.status(of: path), after.fingerprint == fingerprint,
-                ours || after.links <= 1
-            else {
+            guard let after, after.fingerprint == fingerprint, ours || after.links <= 1 else {
                 return Examination(verdict: ours ? .verified(asset) : .damaged(.corrupt), change: nil)
             }
             return Examination(
                 verdict: .verified(asset), change: ours ? .fingerprint(fingerprint, of: now) : .adoption(fingerprint, of: now))
-        case .damaged(let reason):
-            return Examination(verdict: .damaged(reason), change: now.fingerprint != nil ? .forgetFingerprint(of: now) : nil)
-        case .unreadable(let error):
-            throw error
         }
     }
 
@@ -160,13 +237,9 @@ final class FileInspector {
         case unreadable(SyncError)
     }
 
-    /// Reads a file and checks it against the recorded digest and as a PNG, on the blocking-I/O pool, through fixed
-    /// buffers (`CheckedFile`): a file of any size is checked, never held in memory, and the asset it answers carries
-    /// no bytes.
-    private nonisolated static func verifyFile(at path: String, key: AssetKey, expectedDigest: String) async -> ReadVerdict {
-        await BlockingIO.run { verifyFileNow(at: path, key: key, expectedDigest: expectedDigest) }
-    }
-
+    /// Reads a file and checks it against the recorded digest and as a PNG, through fixed buffers (`CheckedFile`):
+    /// a file of any size is checked, never held in memory, and the asset it answers carries no bytes. Blocks: on
+    /// the blocking-I/O pool.
     private nonisolated static func verifyFileNow(at path: String, key: AssetKey, expectedDigest: String) -> ReadVerdict {
         let file: CheckedFile
         do {
