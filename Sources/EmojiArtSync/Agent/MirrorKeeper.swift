@@ -126,6 +126,7 @@ final class MirrorKeeper {
     /// out from the feed is kept (`FeedCatalogue.replace`). Returns whether a changed feed was processed.
     private func pollFeed() async -> Bool {
         let started = ContinuousClock.now
+        let jobsBefore = SyncActor.jobsEntered  // with the counting executor only (`SiloJobTests`)
         let feed: GalleryFeed
         let bodyDigest: String
         var bodyUnchanged = false
@@ -224,12 +225,14 @@ final class MirrorKeeper {
         scheduleNextPoll()
         fetcher.metrics.poll(removal.refused ? .refused : .ok)
         lastPoll = AgentStatus.Poll(at: Date(), result: removal.refused ? "refused" : "ok", detail: removal.detail)
-        logger.info("feed poll", metadata: [
+        var metadata: Logger.Metadata = [
             "event": "poll", "result": .string(removal.refused ? "refused" : "ok"),
             "entries": .stringConvertible(feed.entryCount), "unique": .stringConvertible(feed.uniqueKeys.count),
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
             "body": .string(bodyUnchanged ? "unchanged" : "decoded"),
-        ])
+        ]
+        if let jobsBefore, let jobsNow = SyncActor.jobsEntered { metadata["silo_jobs"] = .stringConvertible(jobsNow - jobsBefore) }
+        logger.info("feed poll", metadata: metadata)
         try? await core.owned.makeDurable()
         return true
     }

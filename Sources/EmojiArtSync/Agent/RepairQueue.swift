@@ -86,22 +86,32 @@ final class RepairQueue {
             if urgent { urgentRepairs += 1 }
             var missing: [AssetKey] = []
             var corrupt: [AssetKey] = []
+            // The owned files among the names, looked at together (one job off the silo, one transaction: a rescan
+            // after `chmod -R` or `touch` of DIR finds every file changed).
+            var files: [(entry: IndexEntry, key: AssetKey)] = []
             for name in names {
-                if Task.isCancelled { break }  // stopping: the next start checks everything anyway
                 do {
-                    guard let key = try core.owned.key(forFileNamed: name) else { continue }
+                    guard let entry = try core.index.entry(named: name),
+                        let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name)
+                    else { continue }
                     if repairing.contains(key) {
                         checksAfterRepair.insert(name)
                         continue
                     }
-                    switch try await core.inspector.check(fileNamed: name) {
-                    case .damaged(.missing): missing.append(key)
-                    case .damaged(.corrupt): corrupt.append(key)
-                    case .intact, .notOwned: break
-                    }
+                    files.append((entry, key))
                 } catch {
                     // Checked again by the next poll's rescan, or the next event for the file.
                     errors.report(error, while: "checking \(name)")
+                }
+            }
+            // Stopping: the next start checks everything anyway.
+            let verdicts = Task.isCancelled ? [] : await core.inspector.check(files)
+            for (file, verdict) in zip(files, verdicts) {
+                switch verdict {
+                case .success(.damaged(.missing)): missing.append(file.key)
+                case .success(.damaged(.corrupt)): corrupt.append(file.key)
+                case .success(.trusted), .success(.verified), .success(.changedMeanwhile): break
+                case .failure(let error): errors.report(error, while: "checking \(file.entry.name)")
                 }
             }
             let priority: RequestPriority = urgent ? .urgent : .normal

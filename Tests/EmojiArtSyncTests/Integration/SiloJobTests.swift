@@ -4,6 +4,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How many times the agent's work enters the `SyncActor` silo, counted by the silo's executor itself
 /// (`EMOJIART_SYNC_COUNT_SILO_JOBS=1` makes it a `CountingSiloExecutor`: every job that enters is counted, whatever
 /// the code under test does). The built binary runs `--once` as a user runs it and writes `silo_jobs=` in its
@@ -74,6 +78,39 @@ struct SiloJobTests {
         let batches = (3 * 400 + FeedPass.batchSize - 1) / FeedPass.batchSize
         let jobs = try Self.field("silo_jobs", in: pass)
         #expect(jobs <= 5 * batches + 40, "\(jobs) silo jobs to verify \(valid) files in \(batches) batches")
+    }
+
+    /// A rescan that finds every file changed (the files touched, as `touch` or `chmod -R` of DIR leaves them,
+    /// then `SIGHUP`) looks at them a page of the index at a time: the files of a page in one job off the silo and
+    /// one transaction, not a job and a transaction each. What it recorded holds: a `--once` afterwards reads none.
+    @Test func aRescanThatFindsEveryFileChangedLooksAtThemAPageAtATime() async throws {
+        let gallery = try await GalleryFixture(count: 400, imageSize: .small)
+        let dir = TemporaryDirectory("silo-jobs-rescan")
+        let out = TemporaryDirectory("silo-jobs-rescan-out")
+        let agent = try AgentProcess(
+            ["--dir", dir.path, "--server", gallery.baseURL, "-q", "--interval", "3600"], outputDirectory: out.path,
+            environment: ["EMOJIART_SYNC_COUNT_SILO_JOBS": "1"])
+        defer { agent.signal(SIGKILL) }
+        func polls() -> [String] { logLines(dir.path).filter { $0.contains("event=poll") && $0.contains("result=ok") } }
+        try #require(await eventually { polls().count == 1 })
+        let images = dir.names().filter { $0.hasSuffix(".png") }
+        #expect(images.count == gallery.validNumbers.count)
+        var later = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+        for name in images { #expect(utimensat(AT_FDCWD, dir.file(name), &later, AT_SYMLINK_NOFOLLOW) == 0) }
+
+        agent.signal(SIGHUP)
+        try #require(await eventually { polls().count == 2 })
+        let jobs = try Self.field("silo_jobs", in: polls()[1])
+        agent.signal(SIGTERM)
+        #expect(await agent.waitForExit(timeout: .seconds(30)) == 0)
+        let batches = (3 * 400 + FeedPass.batchSize - 1) / FeedPass.batchSize
+        #expect(jobs <= 5 * batches + 40, "\(jobs) silo jobs for a poll whose rescan checked \(images.count) files")
+
+        _ = try await AgentProcess.run(["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        await gallery.stop()
+        let pass = try #require(logLines(dir.path).last { $0.contains("event=pass") && $0.contains("files_read=") })
+        #expect(try Self.field("files_read", in: pass) == 0, "the rescan recorded every file's new fingerprint: \(pass)")
+        #expect(try Self.field("disk", in: pass) == images.count, "\(pass)")
     }
 
     /// Without the variable the silo's executor is the ordinary one, and no count is written.
