@@ -261,12 +261,15 @@ enum RunCommand {
         if let refusal = report.deletionRefused { printError("emojiart-sync: \(refusal)") }
         if !report.isComplete {
             printError("emojiart-sync: \(report.available) of \(report.uniqueAssets) assets synced; missing:")
-            // The first few, sorted; the log has a line for every one (a large gallery can miss thousands).
-            let lines = report.failures.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.reason)" }
-                + report.rejected.map { "  \($0.url): \($0)" }
-            for line in lines.prefix(Self.missingShown) { printError(line) }
-            if lines.count > Self.missingShown {
-                printError("  ... and \(lines.count - Self.missingShown) more (every one is in the log: grep result=failed)")
+            // The first few, sorted; the log has a line for every one (a large gallery can miss thousands, and
+            // only the lines shown are formatted).
+            let failures = report.failures.sorted { $0.key < $1.key }.prefix(Self.missingShown)
+            let lines = failures.map { "  \($0.key): \($0.reason)" }
+                + report.rejected.prefix(Self.missingShown - failures.count).map { "  \($0.url): \($0)" }
+            for line in lines { printError(line) }
+            let missing = report.failures.count + report.rejected.count
+            if missing > Self.missingShown {
+                printError("  ... and \(missing - Self.missingShown) more (every one is in the log: grep result=failed)")
             }
         }
         let status = ExitStatus.of(report)

@@ -17,6 +17,7 @@
 #                            rclone copy --transfers 8 (http remote)                (wall, peak RSS)
 #          warm --once   vs  find DIR -type f; rclone copy again                   (wall, peak RSS)
 #                            + image requests nginx saw during the warm run (stub_status)
+#          --once of a cp -a copy of the mirror  vs  rclone copy again into a cp -a copy of its own
 #   https: cold --once with --http-version auto, 1.1 and 2 (--ca-cert)
 #                        vs  curl -Z --parallel-max 8 --http1.1 and --http2 (--cacert),
 #                            rclone copy --transfers 8 (--ca-cert)    (wall, peak RSS, connections nginx accepted)
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
     --cold-after) cold_after=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
 done
@@ -234,6 +235,12 @@ bench() {  # label count flag(--small or "")
       # rclone cold into a fresh directory, then warm: the same copy again, which lists and compares each file.
       time_run "$s.rclone" "${rclone_copy[@]}" --http-url "$url/gallery/image/" :http: "$work/rclone-$label-$i"
       time_run "$s.rclonewarm" "${rclone_copy[@]}" --http-url "$url/gallery/image/" :http: "$work/rclone-$label-$i"
+      # A copy of each mirror (`cp -a`: the same bytes and times under new inodes, as a restore from a backup or a
+      # move to another disk leaves it), synced again: the agent reads and hashes each file (its identity
+      # changed) and adopts it; rclone compares sizes and times.
+      cp -a "$m" "$m-copy"; cp -a "$work/rclone-$label-$i" "$work/rclone-$label-$i-copy"; sync
+      time_run "$s.copied" "$bin/emojiart-sync" --dir "$m-copy" --server "$url" --once -q
+      time_run "$s.rclonecopied" "${rclone_copy[@]}" --http-url "$url/gallery/image/" :http: "$work/rclone-$label-$i-copy"
     fi
     if wants https; then
       # The same cold run over TLS, HTTP/2 offered: the agent with each --http-version, then the peers.
@@ -280,6 +287,8 @@ PY
     row "warm --once, peak RSS (peer: find)" "$(summary x "$s.warm.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.find.tsv" 1 0.0009765625 MiB)"
     row "warm --once, peak RSS (peer: rclone)" "$(summary x "$s.warm.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.rclonewarm.tsv" 1 0.0009765625 MiB)"
     row "warm --once, image requests nginx saw" "$(summary x "$s.warmreq.tsv" 0 1 req)" "0 (find)"
+    row "cp -a copy, --once, wall (peer: rclone again)" "$(summary x "$s.copied.tsv" 0 1 s)" "$(summary x "$s.rclonecopied.tsv" 0 1 s)"
+    row "cp -a copy, --once, peak RSS (peer: rclone)" "$(summary x "$s.copied.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.rclonecopied.tsv" 1 0.0009765625 MiB)"
     echo "check: $files PNGs in the agent's mirror, $rclone_files in rclone's; curl's copies byte-identical to the export: $same of $valid"
   fi
   if wants https; then
