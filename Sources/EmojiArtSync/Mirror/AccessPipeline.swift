@@ -120,7 +120,8 @@ final class AccessPipeline {
     func answer(_ entries: ArraySlice<Int32>, of listings: Listings) async -> BatchAnswer {
         var answer = BatchAnswer()
         var pending: [Int32] = []
-        var looks: [(position: Int32, recorded: FileFingerprint)] = []
+        /// Positions of the files to look at: those whose recorded fingerprint the catalogue knows.
+        var looks: [Int32] = []
         if !cacheHints.isFor(version: listings.feedVersion, count: listings.keys.count) {
             cacheHints.begin(
                 version: listings.feedVersion, count: listings.keys.count, cacheCount: memory.cacheCount,
@@ -132,19 +133,17 @@ final class AccessPipeline {
             for position in entries {
                 if answeredFromMemory(position, of: listings, into: &answer) { continue }
                 let key = listings.keys[Int(position)]
-                if !memory.isLoading(key),
-                    let recorded = catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion)
-                {
-                    looks.append((position, recorded))
+                if !memory.isLoading(key), catalogue.recordedDigest(at: Int(position), version: listings.feedVersion) != nil {
+                    looks.append(position)
                 }
                 pending.append(position)
             }
         }
         guard !pending.isEmpty else { return answer }
         // A key listed twice in the batch is looked at once (sorting 256 positions beats a search per entry).
-        looks.sort { $0.position < $1.position }
+        looks.sort()
         var kept = 0
-        for at in looks.indices where kept == 0 || looks[kept - 1].position != looks[at].position {
+        for at in looks.indices where kept == 0 || looks[kept - 1] != looks[at] {
             looks[kept] = looks[at]
             kept += 1
         }
@@ -152,11 +151,11 @@ final class AccessPipeline {
         // What io found at each file looked at (nil inside: nothing, not a regular file, or a failed `lstat`).
         var found: [Int32: FileFingerprint?] = [:]
         if !looks.isEmpty {
-            let keys = looks.map { listings.keys[Int($0.position)] }
+            let keys = looks.map { listings.keys[Int($0)] }
             let descriptor = directoryDescriptor
             let fingerprints = await BlockingIO.run { DiskStorage.fingerprints(of: keys, in: descriptor) }
             // Reentrancy: a file is trusted below only if what was found is still what the index records now.
-            for (look, fingerprint) in zip(looks, fingerprints) { found[look.position] = fingerprint }
+            for (position, fingerprint) in zip(looks, fingerprints) { found[position] = fingerprint }
         }
         var taken = 0
         do {
@@ -219,7 +218,9 @@ final class AccessPipeline {
             answer.refused.append((position, failure))
             return
         }
-        if case let seen?? = found, catalogue.recordedFingerprint(at: Int(position), version: listings.feedVersion) == seen {
+        if case let seen?? = found,
+            catalogue.recordedDigest(at: Int(position), version: listings.feedVersion) == FingerprintDigest(seen)
+        {
             // The file is the one the index records, and nothing changed the row since it was looked at.
             let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
             cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)

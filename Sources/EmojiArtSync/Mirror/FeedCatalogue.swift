@@ -6,9 +6,9 @@
 /// every row the index adds or removes (`AssetIndex.rowObserver`), whoever changes the index, so it is written in
 /// one place. A new feed costs one sequential walk of the index, which finds all four answers at once; until the
 /// feed changes again they are kept current from the rows changed since (`AssetIndex.rowsChanged(since:)`), so a
-/// pass walks the index once, not once per question. The walk also keeps the fingerprint each stored feed key's
-/// row records (`recordedFingerprint(of:)`), kept current as rows change: a warm pass compares it with the file's
-/// `lstat`, taken off the silo, instead of looking each key up.
+/// pass walks the index once, not once per question. The walk also keeps the digest of the fingerprint each stored
+/// feed key's row records (`recordedDigest(of:)`), kept current as rows change: a warm pass compares it with the
+/// file's `lstat`, taken off the silo, instead of looking each key up.
 @SyncActor
 final class FeedCatalogue {
     private let index: AssetIndex
@@ -20,9 +20,10 @@ final class FeedCatalogue {
     private(set) var storedInFeed = 0
     /// The last sweep, and the feed version and index row changes it describes.
     private var sweep: (version: UInt64, rowChanges: UInt64, result: FeedSweep)?
-    /// The fingerprint each stored feed key's row records, where it records one, by the key's position in `feed`:
-    /// filled by the walk, updated with every row change. A key without one here is looked up in the index.
-    private var recorded: [FileFingerprint?] = []
+    /// The digest of the fingerprint each stored feed key's row records (`FingerprintDigest.none` where it records
+    /// none), by the key's position in `feed`: filled by the walk, updated with every row change. A key without one
+    /// here is looked up in the index.
+    private var recorded: [UInt64] = []
 
     init(index: AssetIndex) {
         self.index = index
@@ -36,18 +37,19 @@ final class FeedCatalogue {
     func contains(_ key: AssetKey) -> Bool { feed.contains(key) }
     /// `key`'s position in the feed kept, if it is one of its keys.
     func position(of key: AssetKey) -> Int? { feed.position(of: key) }
-    /// The fingerprint the index records for `key`'s file, when the catalogue knows it (nil: look it up).
-    func recordedFingerprint(of key: AssetKey) -> FileFingerprint? {
-        feed.position(of: key).flatMap(recordedFingerprint(at:))
+    /// The digest of the fingerprint the index records for `key`'s file, when the catalogue knows it (nil: look it
+    /// up).
+    func recordedDigest(of key: AssetKey) -> FingerprintDigest? {
+        feed.position(of: key).flatMap(recordedDigest(at:))
     }
-    /// The fingerprint the index records for the file of the key at `position` in the feed of `version`, when
-    /// the catalogue knows it: nil when it does not, or when the feed was replaced since.
-    func recordedFingerprint(at position: Int, version: UInt64) -> FileFingerprint? {
-        version == self.version ? recordedFingerprint(at: position) : nil
+    /// The digest of the fingerprint the index records for the file of the key at `position` in the feed of
+    /// `version`, when the catalogue knows it: nil when it does not, or when the feed was replaced since.
+    func recordedDigest(at position: Int, version: UInt64) -> FingerprintDigest? {
+        version == self.version ? recordedDigest(at: position) : nil
     }
 
-    private func recordedFingerprint(at position: Int) -> FileFingerprint? {
-        position < recorded.count ? recorded[position] : nil
+    private func recordedDigest(at position: Int) -> FingerprintDigest? {
+        position < recorded.count ? FingerprintDigest(stored: recorded[position]) : nil
     }
 
     /// Takes a newly accepted feed. A feed with the same items as the one kept (a new `ETag`, the same bytes)
@@ -136,7 +138,7 @@ final class FeedCatalogue {
         var stored = [Bool](repeating: false, count: current.count)
         var storedCount = 0
         var untagged: [(name: String, tag: String)] = []
-        var fingerprints = [FileFingerprint?](repeating: nil, count: current.count)
+        var digests = [UInt64](repeating: FingerprintDigest.none, count: current.count)
         try index.forEachRow { url, name, recordedTag, fingerprint in
             guard let (member, position) = Self.feedKey(url, name: name, in: current) else {
                 if let key = try? AssetKey(indexedURL: url, fileName: name) { result.gone.append(key) }
@@ -144,7 +146,7 @@ final class FeedCatalogue {
             }
             if !stored[position] { storedCount += 1 }
             stored[position] = true
-            fingerprints[position] = fingerprint
+            digests[position] = fingerprint.map { FingerprintDigest($0).value } ?? FingerprintDigest.none
             guard let tag = current.tags[position] else { return }
             guard let recordedTag else {
                 untagged.append((name, tag.description))
@@ -152,7 +154,7 @@ final class FeedCatalogue {
             }
             if FeedTag(recordedTag) != tag { result.stale.append(member) }
         }
-        recorded = fingerprints
+        recorded = digests
         if !untagged.isEmpty {
             try index.transaction { () throws(SyncError) in
                 for (name, tag) in untagged { try index.setTag(tag, named: name) }
@@ -189,7 +191,9 @@ final class FeedCatalogue {
 
     /// Before the first walk of a feed the table is empty: a fingerprint is then looked up, not recorded here.
     private func record(_ fingerprint: FileFingerprint?, at position: Int) {
-        if position < recorded.count { recorded[position] = fingerprint }
+        if position < recorded.count {
+            recorded[position] = fingerprint.map { FingerprintDigest($0).value } ?? FingerprintDigest.none
+        }
     }
 
     private func recount() throws(SyncError) -> Int {

@@ -38,3 +38,31 @@ struct FileFingerprint: Sendable, Equatable {
     /// Which file this is (device and inode), whatever its bytes and times.
     var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
 }
+
+/// A fingerprint in 8 bytes, for tables that hold one per key and only ever compare them (the catalogue keeps one
+/// for each of a feed's 100,000 keys for as long as the agent runs: 0.8 MB instead of 4.8): SipHash of its fields
+/// with the process's random seed (`Hasher`), so no file can be made to match another's digest on purpose, and two
+/// different fingerprints share one by chance once in 2^64 comparisons.
+struct FingerprintDigest: Sendable, Equatable {
+    let value: UInt64
+
+    init(_ fingerprint: FileFingerprint) {
+        var hasher = Hasher()
+        hasher.combine(fingerprint.device)
+        hasher.combine(fingerprint.inode)
+        hasher.combine(fingerprint.size)
+        hasher.combine(fingerprint.modifiedNanoseconds)
+        hasher.combine(fingerprint.changedNanoseconds)
+        let value = UInt64(bitPattern: Int64(hasher.finalize()))
+        self.value = value == Self.none ? 1 : value  // 0 marks "none" in a table (`init?(stored:)`)
+    }
+
+    /// The digest a table stored as `stored`, nil for its "none" (0).
+    init?(stored: UInt64) {
+        guard stored != Self.none else { return nil }
+        value = stored
+    }
+
+    /// What a table stores for "no fingerprint recorded".
+    static let none: UInt64 = 0
+}

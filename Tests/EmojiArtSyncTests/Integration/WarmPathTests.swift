@@ -76,6 +76,6 @@ struct WarmPathTests {
         for key in catalogue.keys { tags[key] = (catalogue[tag: key] ?? "") + "-again" }
         #expect(try catalogue.replace(catalogue.keys, tags: tags))
         let key = try AssetKey(feedURL: "/gallery/image?2")
-        #expect(try catalogue.recordedFingerprint(of: key) == FileStatus.at(path)?.fingerprint)
+        #expect(try catalogue.recordedDigest(of: key) == FileStatus.at(path)?.fingerprint.map(FingerprintDigest.init))
     }
 }
