@@ -47,7 +47,9 @@ final class AccessLog {
     /// Keys whose failure has been written since they last succeeded, with the failure written: the same failure on
     /// record (or the same conflict found again) is then counted by each pass, not written again (a failing item
     /// would otherwise cost a line per poll for as long as it fails).
-    private var failuresWritten: [AssetKey: String] = [:]
+    /// A failure is kept as its text's hash (`String.hashValue`, the process's seed): a gallery with 10,000 error
+    /// items keeps 10,000 of these for as long as the agent runs, and the texts were 2.5 MB of them.
+    private var failuresWritten: [AssetKey: Int] = [:]
 
     nonisolated init(
         logger: Logger, accessLines: AccessLineWriter, metrics: SyncMetrics, received: ReceivedBytes, directory: SyncDirectory
@@ -158,11 +160,11 @@ final class AccessLog {
             return
         }
         let message = String(describing: error)
-        let repeated = written.map { remembered || $0 == message } ?? false
+        let repeated = written.map { remembered || $0 == message.hashValue } ?? false
         if repeated {
             pass?.remembered += 1
         } else {
-            failuresWritten[key] = message
+            failuresWritten[key] = message.hashValue
         }
         // Encoded straight into the batch, as the logger would write it (`AccessLineWriter`): in order with the
         // access lines, and never waiting for a stuck log writer.
