@@ -6,6 +6,9 @@
 ///
 /// The pool has more threads than cores on purpose: its threads mostly wait for the disk, and `fsync`s that
 /// are in flight together are committed together by the file system's journal.
+///
+/// Work asked for by a task of `.high` priority or above (the watcher's repairs: `WatchService`) is urgent: it
+/// goes before the queued work of a pass, as the silo and the cooperative pool run such a task's jobs first.
 enum BlockingIO {
     static let threads = 8
 
@@ -17,10 +20,14 @@ enum BlockingIO {
     static func run<T: Sendable>(
         isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
-            pool.submit { continuation.resume(with: Result(catching: body)) }
+        let urgent = isUrgent
+        return try await withCheckedThrowingContinuation(isolation: isolation) { continuation in
+            pool.submit(urgent: urgent) { continuation.resume(with: Result(catching: body)) }
         }
     }
+
+    /// Whether work the current task asks for goes before the pool's other work (see the type's comment).
+    static var isUrgent: Bool { Task.currentPriority >= .high }
 
     /// Queues `work` on the blocking-I/O pool without waiting for it.
     static func submit(_ work: @escaping @Sendable () -> Void) {
@@ -31,8 +38,9 @@ enum BlockingIO {
     static func run<T: Sendable>(
         isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () -> T
     ) async -> T {
-        await withCheckedContinuation(isolation: isolation) { continuation in
-            pool.submit { continuation.resume(returning: body()) }
+        let urgent = isUrgent
+        return await withCheckedContinuation(isolation: isolation) { continuation in
+            pool.submit(urgent: urgent) { continuation.resume(returning: body()) }
         }
     }
 }

@@ -3,13 +3,19 @@ import Dispatch
 import POSIXThreads
 import Synchronization
 
-/// A fixed set of threads that run submitted closures in order of submission, for work that blocks (disk I/O)
-/// and must not run on Swift's cooperative pool. The threads start with the pool and live as long as the
-/// process: the agent's one pool is a lazily made static (``BlockingIO``).
+/// A fixed set of threads that run submitted closures, for work that blocks (disk I/O) and must not run on Swift's
+/// cooperative pool: urgent work first (a repair a person's change asked for), then the rest, each in order of
+/// submission. The threads start with the pool and live as long as the process: the agent's one pool is a lazily
+/// made static (``BlockingIO``).
 ///
-/// The queue is behind a `Mutex`; a semaphore counts what is queued, so an idle worker sleeps in the kernel.
+/// The queues are behind a `Mutex`; a semaphore counts what is queued, so an idle worker sleeps in the kernel.
 final class BlockingThreadPool: Sendable {
-    private let queue = Mutex(Deque<@Sendable () -> Void>())
+    private struct Queues {
+        var urgent = Deque<@Sendable () -> Void>()
+        var normal = Deque<@Sendable () -> Void>()
+    }
+
+    private let queues = Mutex(Queues())
     private let queued = DispatchSemaphore(value: 0)
 
     /// Starts `threads` threads named `name-0`, `name-1`, ... (what `top -H` shows). A pool that could start
@@ -29,16 +35,19 @@ final class BlockingThreadPool: Sendable {
         precondition(started > 0, "the blocking I/O pool has no thread: \(failure.map(String.init(describing:)) ?? "none asked for")")
     }
 
-    /// Queues `work`; one of the pool's threads runs it soon.
-    func submit(_ work: @escaping @Sendable () -> Void) {
-        queue.withLock { $0.append(work) }
+    /// Queues `work`; one of the pool's threads runs it soon. `urgent` work goes before all work that is not,
+    /// however long that queue is (a cold sync keeps hundreds of files' work queued here).
+    func submit(urgent: Bool = false, _ work: @escaping @Sendable () -> Void) {
+        queues.withLock { queues in
+            if urgent { queues.urgent.append(work) } else { queues.normal.append(work) }
+        }
         queued.signal()
     }
 
     private func workLoop() {
         while true {
             queued.wait()
-            if let work = queue.withLock({ $0.popFirst() }) {
+            if let work = queues.withLock({ $0.urgent.popFirst() ?? $0.normal.popFirst() }) {
                 work()
             }
         }
