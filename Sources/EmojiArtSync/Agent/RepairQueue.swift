@@ -91,14 +91,12 @@ final class RepairQueue {
             var files: [(entry: IndexEntry, key: AssetKey)] = []
             for name in names {
                 do {
-                    guard let entry = try core.index.entry(named: name),
-                        let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name)
-                    else { continue }
-                    if repairing.contains(key) {
+                    guard let file = try core.owned.file(named: name) else { continue }
+                    if repairing.contains(file.key) {
                         checksAfterRepair.insert(name)
                         continue
                     }
-                    files.append((entry, key))
+                    files.append(file)
                 } catch {
                     // Checked again by the next poll's rescan, or the next event for the file.
                     errors.report(error, while: "checking \(name)")

@@ -86,8 +86,10 @@ final class FileInspector {
     }
 
     /// `check` of many files at once, each with the key it is the file of: their looks in one job off the actor,
-    /// what they found recorded in one transaction. A verdict per file, in order; a file that could not be looked
-    /// at has its error, and when the index cannot be written every file has that error (nothing was recorded).
+    /// their rows read again in one read transaction, what they found recorded in one write transaction (none when
+    /// there is nothing to record, as for a deleted file). A verdict per file, in order; a file that could not be
+    /// looked at has its error, and when the index cannot be read or written every file has that error (nothing
+    /// was recorded).
     /// What a pass does with the files of a batch whose fingerprints changed (a copy of DIR, a restore from a
     /// backup: 90,000 of them, each its own job and transaction before).
     func check(_ files: [(entry: IndexEntry, key: AssetKey)]) async -> [Result<FileVerdict, SyncError>] {
@@ -98,16 +100,23 @@ final class FileInspector {
         }
         var results: [Result<FileVerdict, SyncError>] = []
         results.reserveCapacity(files.count)
+        var changes: [IndexChange] = []
         do {
-            try index.transaction { () throws(SyncError) in
+            // One silo turn, no suspension between the reads and the writes: what was decided still holds.
+            try index.readTransaction { () throws(SyncError) in
                 for (file, look) in zip(files, looks) {
                     if let failure = look.failure {
                         results.append(.failure(failure))  // this file could not be looked at; the others go on
                         continue
                     }
                     let examination = try decide(look, of: file.entry)
-                    if let change = examination.change { try record(change) }
+                    if let change = examination.change { changes.append(change) }
                     results.append(.success(examination.verdict))
+                }
+            }
+            if !changes.isEmpty {
+                try index.transaction { () throws(SyncError) in
+                    for change in changes { try record(change) }
                 }
             }
         } catch {
@@ -192,8 +201,8 @@ final class FileInspector {
             return Examination(verdict: .changedMeanwhile, change: nil)
         }
         switch look {
-        case .unreadable(let error):
-            throw error
+        case .unreadable(let error), .read(_, .unreadable(let error), _):
+            throw error  // `look.failure`, thrown above already
         case .missing:
             return Examination(verdict: .damaged(.missing), change: nil)
         case .notRegular:
@@ -203,8 +212,6 @@ final class FileInspector {
             return Examination(verdict: .trusted, change: nil)
         case .wrongSize:
             return Examination(verdict: .damaged(.corrupt), change: nil)
-        case .read(_, .unreadable(let error), _):
-            throw error
         case .read(_, .damaged(let reason), _):
             return Examination(verdict: .damaged(reason), change: now.fingerprint != nil ? .forgetFingerprint(of: now) : nil)
         case .read(let fingerprint, .good(let asset), let after):

@@ -25,7 +25,15 @@ final class OwnedFiles {
 
     /// The key recorded for file `name`, if the agent owns it.
     func key(forFileNamed name: String) throws(SyncError) -> AssetKey? {
-        try index.entry(named: name).flatMap { try? AssetKey(indexedURL: $0.key, fileName: $0.name) }
+        try file(named: name)?.key
+    }
+
+    /// The row of file `name` and the key it is the file of, if the agent owns it.
+    func file(named name: String) throws(SyncError) -> (entry: IndexEntry, key: AssetKey)? {
+        guard let entry = try index.entry(named: name),
+            let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name)
+        else { return nil }
+        return (entry, key)
     }
 
     /// Whether the agent has a recorded file for `key` (the book's `storedImagesIndex.contains`).
