@@ -30,11 +30,7 @@ struct StatusService: AgentService {
             metrics.observe(status, indexFiles: status.indexFiles ?? 0)
             status.updatedAt = Date()
             do {
-                // On the blocking-I/O pool: the write and the rename wait for the file system's journal, which a
-                // cold sync's `syncfs` keeps busy, and this loop's task must not hold a thread of the two-core
-                // cooperative pool meanwhile (perf: status renames blocked there during a cold sync).
-                let (written, path) = (status, directory.statusPath)
-                try await BlockingIO.run { try written.write(to: path) }
+                try status.write(to: directory.statusPath)
                 if failing {
                     failing = false
                     logger.info("status written again", metadata: ["event": "status", "result": "ok"])

@@ -69,7 +69,7 @@ extension AssetFetcher {
                 guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
                 return (file, try file.finish(), HTTPValidators(headers: response.headers))
             } catch {
-                await Self.discard(file)
+                file.discard()
                 throw error
             }
         }
@@ -86,29 +86,22 @@ extension AssetFetcher {
             info = try body.bytes.map { bytes throws(PNGDefect) in try PNGValidator.validate(bytes, level: verification) }
                 ?? Self.validateFile(at: body.path, size: body.size, level: verification)
         } catch let defect as PNGDefect {
-            await Self.discard(file)
+            file.discard()
             throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(defect)", underlying: defect)
         } catch {
-            await Self.discard(file)
+            file.discard()
             throw error
         }
         let identity: FileIdentity
         do {
             identity = try file.handOn()
         } catch {
-            await Self.discard(file)
+            file.discard()
             throw error
         }
         return .staged(StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
             validators: newValidators, temporaryPath: body.path, temporaryIdentity: identity))
-    }
-
-    /// Removes the temporary file of an answer that is not kept, on the blocking-I/O pool: `unlink` waits for the
-    /// file system's journal, which a cold sync's `syncfs` keeps busy, and a thread of the two-core cooperative pool
-    /// must not wait with it (perf: the discarded bodies of a gallery's error items blocked there).
-    private static func discard(_ file: StreamedBodyFile) async {
-        await BlockingIO.run { file.discard() }
     }
 
     /// Checks the PNG in the file at `path` (`size` bytes) as `PNGValidator` checks bytes, libpng's limits
