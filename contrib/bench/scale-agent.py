@@ -252,6 +252,18 @@ def repair_latencies(directory, pick, count, going_on=lambda: True):
     return repairs
 
 
+def print_stages(repairs, tail):
+    """Prints where the repairs' time went (`repair_stages`), from the agent's log as it is now."""
+    tail.update()
+    for label, values in zip(("unlink to the repair line", "repair line to the network hit line",
+                              "network hit line to the file seen"), repair_stages(repairs, tail)):
+        if values:
+            s = sorted(values)
+            pick = lambda q: s[min(len(s) - 1, int(q * len(s)))]
+            print(f"  {label:<40} p50={pick(0.5):.1f} ms p99={pick(0.99):.1f} ms max={s[-1]:.1f} ms (n={len(s)})",
+                  flush=True)
+
+
 def print_repairs(label, repairs, extra="", target=""):
     latencies = [ms for _, ms, _ in repairs]
     if not latencies:
@@ -375,14 +387,7 @@ def cold_sync_repairs(a, work):
                       f"; deletions from file {threshold} on: {len(during)} of {len(repairs)} made before the "
                       f"sync ended, {back} back before it ended; cold sync {ended - started:.1f} s",
                       target="p99 ≤ 60 ms")
-        agent.tail.update()
-        for label, values in zip(("unlink to the repair line", "repair line to the network hit line",
-                                  "network hit line to the file seen"), repair_stages(during, agent.tail)):
-            if values:
-                s = sorted(values)
-                pick = lambda q: s[min(len(s) - 1, int(q * len(s)))]
-                print(f"  {label:<40} p50={pick(0.5):.1f} ms p99={pick(0.99):.1f} ms max={s[-1]:.1f} ms (n={len(s)})",
-                      flush=True)
+        print_stages(during, agent.tail)
     finally:
         agent.stop()
 
@@ -450,8 +455,9 @@ def main():
             names = sorted(n for n in os.listdir(agent.dir) if n.endswith(".png"))
             rng = random.Random(42)
             pick = lambda: rng.choice(names) if names else None
-            print_repairs(a.label + " agent repair latency, a lone deletion (idle)",
-                          repair_latencies(agent.dir, pick, a.deletes), target="p99 ≤ 10 ms")
+            lone = repair_latencies(agent.dir, pick, a.deletes)
+            print_repairs(a.label + " agent repair latency, a lone deletion (idle)", lone, target="p99 ≤ 10 ms")
+            print_stages(lone, agent.tail)
             stop_hup = threading.Event()
             def hup():
                 while not stop_hup.wait(0.5):
@@ -467,6 +473,7 @@ def main():
                 sender.join()
             print_repairs(a.label + " agent repair latency, full passes running (SIGHUP/0.5 s)", busy,
                           f"; {agent.sighups() - passes0} passes asked for meanwhile", target="p99 ≤ 60 ms")
+            print_stages(busy, agent.tail)
         agent.stop()
         mirror = agent.dir  # the polling agents below start from it, warm, rather than fetching everything again
 

@@ -14,8 +14,17 @@ final class AgentTestHooks: Sendable {
     private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, Int) -> Void)?>(nil)
     private let beforeDirectoryFlush = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
+    private let gate = Mutex<RenameGate?>(nil)
 
     init() {}
+
+    /// The agent's rename gate, once its storage is made: a test holds it shut (`RenameGate.holdShut`) and sees who
+    /// waits for it.
+    var renameGate: RenameGate? { gate.withLock { $0 } }
+
+    func attach(_ renameGate: RenameGate) {
+        gate.withLock { $0 = renameGate }
+    }
 
     /// From now on `lstat` of `path` fails with `errno` (nil: succeeds again).
     func failStatus(of path: String, with errno: Int32?) {

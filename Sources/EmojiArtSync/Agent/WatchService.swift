@@ -111,10 +111,9 @@ struct WatchService: AgentService {
     }
 
     private func handle(_ batch: [WatchEvent]) async {
-        // Repairs start once deletions in DIR pause (5 ms after a lone one): a repair stages its file in the
-        // state directory, which `rm -rf DIR` may be about to remove (a file created there meanwhile makes `rm`
-        // fail). The agent's own renames never count, so nothing waits behind its own writes.
-        if await gate.waitUntilOpen() != nil { return }  // DIR is gone: the act loop stops
+        // Repairs start at once, even while deletions in DIR have the gate shut: a repair's check and fetch touch
+        // nothing `rm -rf DIR` could trip over, and its temporary file waits for the gate (`AccessPipeline.stage`).
+        if gate.isShutForGood { return }  // DIR is gone: nothing to repair into
         var names: [String] = []
         var rescan = false
         for event in batch {

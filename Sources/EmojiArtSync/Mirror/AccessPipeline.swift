@@ -33,6 +33,8 @@ final class AccessPipeline {
     private nonisolated let directory: SyncDirectory
     /// DIR's `tmp/`, opened once: where the bodies of misses are written.
     private nonisolated let temporaryFolder: TemporaryFolder
+    /// Holds renames into DIR, and a repair's new temporary file, while DIR is being emptied.
+    private nonisolated let gate: RenameGate
     private var passes: UInt64 = 0
     /// Where the memory cache holds each key of the feed a pass works through, by position (`CacheHints`).
     private var cacheHints = CacheHints()
@@ -43,9 +45,10 @@ final class AccessPipeline {
     init(
         memory: ImageLoader, index: AssetIndex, catalogue: FeedCatalogue, inspector: FileInspector,
         committer: GroupCommitter, fetcher: AssetFetcher, log: AccessLog, status: PathStatus, directory: SyncDirectory,
-        directoryDescriptor: Int32, temporaryFolder: TemporaryFolder
+        directoryDescriptor: Int32, temporaryFolder: TemporaryFolder, gate: RenameGate
     ) {
         self.temporaryFolder = temporaryFolder
+        self.gate = gate
         self.directoryDescriptor = directoryDescriptor
         self.memory = memory
         self.index = index
@@ -458,7 +461,9 @@ final class AccessPipeline {
                 }
                 if look.entry == nil { try refuseUnusableAnswer(look.unusable, of: key) }
                 return try await countingFailure {
-                    try await fetch(key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil, priority: priority)
+                    try await fetch(
+                        key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil, priority: priority,
+                        recordedSize: look.entry?.size)
                 }
             }
             var (asset, hit) = try await memory.reload(key, load: repair)
@@ -542,14 +547,16 @@ final class AccessPipeline {
     }
 
     /// The one job off the silo (the path checked, then fetch, validate, hash, write a temporary file), then the
-    /// group commit. `owned`: the index has a row for `key`.
+    /// group commit. `owned`: the index has a row for `key`; `recordedSize`: the size of the file it records.
     private func fetch(
-        _ key: AssetKey, owned: Bool, unusableOnRecord: Bool, priority: RequestPriority = .normal
+        _ key: AssetKey, owned: Bool, unusableOnRecord: Bool, priority: RequestPriority = .normal,
+        recordedSize: Int? = nil
     ) async throws -> (Asset, Hit) {
         let staging: Result<Staging, any Error>
         do {
             staging = .success(try await Self.stage(
-                key, owned: owned, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder, priority: priority))
+                key, owned: owned, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder,
+                priority: priority, gate: priority == .urgent ? gate : nil, recordedSize: recordedSize))
         } catch {
             staging = .failure(error)
         }
@@ -599,17 +606,25 @@ final class AccessPipeline {
     /// does not give the agent (every file of a cold pass) is not: the committer only ever renames onto it with
     /// `RENAME_NOREPLACE`, which refuses whatever is there, and looks at what is in the way only then, so a status
     /// call per file would buy nothing but a download saved in the rare case of a taken path.
+    ///
+    /// With `gate` (a repair a person's change asked for) nothing waits for DIR's deletions to pause before the
+    /// fetch: only the temporary file waits for the `RenameGate` (`fetchAndStage(_:in:priority:madeWhenOpen:)`), so a
+    /// lone deletion's quiet and its fetch overlap. A file recorded as larger than the write buffer could not wait in
+    /// it: then the gate is waited for first.
     @concurrent
     private nonisolated static func stage(
         _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
-        folder: TemporaryFolder, priority: RequestPriority
+        folder: TemporaryFolder, priority: RequestPriority, gate: RenameGate? = nil, recordedSize: Int? = nil
     ) async throws -> Staging {
         if owned {
             let path = directory.path(ofAsset: key.fileName)
             let occupant = try status.occupant(at: path)
             if let refusal = occupant.refusal(owned: true) { return .taken(path: path, refusal: refusal, occupant: occupant) }
         }
-        return .staged(try await fetcher.fetchAndStage(key, in: folder, priority: priority))
+        if let gate, (recordedSize ?? .max) > StreamedBodyFile.bufferSize, let gone = await gate.waitUntilOpen() {
+            throw SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
+        }
+        return .staged(try await fetcher.fetchAndStage(key, in: folder, priority: priority, madeWhenOpen: gate))
     }
 
     /// A changed feed tag: fetched conditionally, stored only when the bytes differ. A `200` goes to a temporary

@@ -74,7 +74,7 @@ struct MirrorCore: Sendable {
         let pipeline = AccessPipeline(
             memory: memory, index: index, catalogue: catalogue, inspector: inspector, committer: committer,
             fetcher: fetcher, log: log, status: storage.status, directory: directory,
-            directoryDescriptor: storage.descriptor, temporaryFolder: storage.temporaryFolder)
+            directoryDescriptor: storage.descriptor, temporaryFolder: storage.temporaryFolder, gate: storage.gate)
         logger.info("database ready", metadata: [
             "event": "setup", "dir": .string(directory.root), "files": .stringConvertible(index.count),
         ])

@@ -64,10 +64,10 @@ extension AssetFetcher {
         let feed: GalleryFeed
         let digest: String
         if let bodyFile {
-            // Written to a temporary file as it came: a small body is still whole in the write buffer; a large
-            // one is read from the file's mapping, given back as it is read (`MappedFeedBody`), so the feed is
+            // Written to a temporary file as it came: a small body is still whole in the write buffer (and never
+            // made a file); a large one is read from the file's mapping, given back as it is read (`MappedFeedBody`), so the feed is
             // never held as anonymous memory (36 MB at 100,000 items).
-            let finished = try bodyFile.finish()
+            let finished = try bodyFile.finish(fileNeeded: false)
             if finished.sha256 == unchangedDigest { return .sameBody(received) }
             digest = finished.sha256
             feed = try await BlockingIO.run { () throws(SyncError) -> GalleryFeed in

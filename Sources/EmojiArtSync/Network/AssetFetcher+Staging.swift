@@ -35,11 +35,17 @@ extension AssetFetcher {
     /// buffer, whatever the image's size. Nothing here touches the silo; the caller decides before (the path is
     /// the agent's to write) and commits after (`GroupCommitter.publish(_:tag:)`). On any failure, the body cut
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
+    ///
+    /// With `gate` (a repair the watcher asked for, whose check and fetch do not wait for DIR's deletions to pause)
+    /// the file is made only while the `RenameGate` is open: a body that fits the write buffer waits in it for the
+    /// gate, one that outgrows it while the gate is shut fails (the caller waits for the gate before fetching a
+    /// file it knows to be that large).
     @concurrent
     func fetchAndStage(
-        _ key: AssetKey, in temporaryFolder: TemporaryFolder, priority: RequestPriority = .normal
+        _ key: AssetKey, in temporaryFolder: TemporaryFolder, priority: RequestPriority = .normal,
+        madeWhenOpen gate: RenameGate? = nil
     ) async throws -> StagedAsset {
-        switch try await fetchAndStage(key, in: temporaryFolder, validators: nil, priority: priority) {
+        switch try await fetchAndStage(key, in: temporaryFolder, validators: nil, priority: priority, madeWhenOpen: gate) {
         case .staged(let staged):
             return staged
         case .notModified:
@@ -54,19 +60,26 @@ extension AssetFetcher {
     /// Any other status throws ``HTTPClientError/Kind/httpStatus(_:)``, as does a 304 to an unconditional request.
     @concurrent
     func fetchAndStage(
-        _ key: AssetKey, in temporaryFolder: TemporaryFolder, validators: HTTPValidators?, priority: RequestPriority = .normal
+        _ key: AssetKey, in temporaryFolder: TemporaryFolder, validators: HTTPValidators?, priority: RequestPriority = .normal,
+        madeWhenOpen gate: RenameGate? = nil
     ) async throws -> StagedFetch {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
         typealias Answer = (file: StreamedBodyFile, body: StreamedBodyFile.Finished, validators: HTTPValidators)
+        let isOpen: (@Sendable () -> Bool)? = if let gate { { gate.isOpen } } else { nil }
         let answer = try await withRetries(url: url) { () async throws -> Answer? in
             // A new file per attempt: the one of a failed attempt goes with its sink. A 304 makes none.
-            let file = StreamedBodyFile(in: temporaryFolder)
+            let file = StreamedBodyFile(in: temporaryFolder, mayMakeFile: isOpen)
             do {
                 let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
                 if response.status == 304 && !headers.isEmpty { return nil }
                 guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
+                if let gate, let gone = await gate.waitUntilOpen() {
+                    throw SyncError(
+                        .system, "\(temporaryFolder.path) is being removed (\(gone)): the body of \(url) is not written there",
+                        path: temporaryFolder.path)
+                }
                 return (file, try file.finish(), HTTPValidators(headers: response.headers))
             } catch {
                 file.discard()

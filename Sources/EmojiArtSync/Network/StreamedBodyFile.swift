@@ -9,9 +9,12 @@ import Glibc
 /// bounded buffer and hashed (SHA-256) as the bytes come, on the HTTP client's loop thread (an `HTTPBodySink`).
 /// Memory per transfer is the buffer, whatever the body's size.
 ///
-/// The file is made at the first byte of a body the client hands on (a 200's), not when the request starts: an
-/// answer that is an error (a 500, a 429, a 304) makes no file, so it costs no create and unlink, and a file
-/// made before DIR turned read-only cannot be left behind by an error answer that comes after.
+/// The file is made when the body is first written out, once it outgrows the buffer or at ``finish()`` (most
+/// images fit the buffer), never when the request starts: an answer that is an error (a 500, a 429, a 304) makes
+/// no file, so it costs no create and unlink, and a file made before DIR turned read-only cannot be left behind by
+/// an error answer that comes after. A sink made with `mayMakeFile` asks it first: a body that outgrows the buffer
+/// while the answer is no fails instead of making the file (the caller waits for the answer to turn before
+/// ``finish()``, which makes it).
 ///
 /// Owns the file until ``handOn()``; until then, and whenever it is dropped before (a transfer that failed, was cut
 /// short or was cancelled, a body that is no PNG), the file is removed: no temporary file outlives a failure. Its state sits behind a `Mutex` because the loop thread writes and the fetching task finishes.
@@ -32,7 +35,7 @@ final class StreamedBodyFile: HTTPBodySink {
     static let bufferSize = 256 * 1024
 
     private struct State: ~Copyable {
-        /// -1 until the first byte (or ``finish()`` of an empty body) makes the file, and again once closed.
+        /// -1 until the body is first written out (it outgrew the buffer, or ``finish()``), and again once closed.
         var fd: Int32 = -1
         /// The file's path, once made.
         var path: String?
@@ -49,12 +52,16 @@ final class StreamedBodyFile: HTTPBodySink {
 
     /// Whether the bytes are hashed as they come (an image's are; a feed's need not be).
     private let hashing: Bool
+    /// Asked, on the transfer's thread, before the file is made while the body is still arriving; nil: always yes.
+    private let mayMakeFile: (@Sendable () -> Bool)?
 
-    /// A body that will be written into a new file in `folder` once its first byte comes; `hashing: false`
-    /// leaves `Finished.sha256` empty.
-    init(in folder: TemporaryFolder, hashing: Bool = true) {
+    /// A body that will be written into a new file in `folder` once it outgrows the buffer or is finished;
+    /// `hashing: false` leaves `Finished.sha256` empty. `mayMakeFile` (the `RenameGate`'s `isOpen`) is asked before
+    /// a body that outgrows the buffer makes its file.
+    init(in folder: TemporaryFolder, hashing: Bool = true, mayMakeFile: (@Sendable () -> Bool)? = nil) {
         self.folder = folder
         self.hashing = hashing
+        self.mayMakeFile = mayMakeFile
         state = Mutex(State(buffer: []))
     }
 
@@ -65,12 +72,11 @@ final class StreamedBodyFile: HTTPBodySink {
         }
     }
 
-    /// Makes the file (and the buffer) at the first byte; false, with the failure kept, when it cannot be made.
+    /// Makes the file, once; false, with the failure kept, when it cannot be made.
     private func makeFile(_ state: inout State) -> Bool {
         guard state.path == nil else { return state.fd >= 0 }
         do {
             let (fd, path) = try DiskStorage.createTemporaryFile(in: folder)
-            // The buffer grows as bytes come, up to `bufferSize`: most images are far smaller than it.
             (state.fd, state.path) = (fd, path)
             return true
         } catch {
@@ -85,10 +91,19 @@ final class StreamedBodyFile: HTTPBodySink {
         let (address, count) = (UInt(bitPattern: bytes.baseAddress), bytes.count)
         return state.withLock { state in
             let chunk = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count)
-            guard state.failure == nil, makeFile(&state) else { return false }
+            guard state.failure == nil else { return false }
             if hashing { state.digest.update(chunk) }
             state.size += chunk.count
-            if state.buffer.count + chunk.count > Self.bufferSize, !Self.flush(&state) { return false }
+            // The buffer grows as bytes come, up to `bufferSize`: most images are far smaller than it.
+            if state.buffer.count + chunk.count <= Self.bufferSize, chunk.count < Self.bufferSize {
+                state.buffer.append(contentsOf: chunk)
+                return true
+            }
+            if state.path == nil, let mayMakeFile, !mayMakeFile() {
+                state.failure = "the body outgrew its \(Self.bufferSize / 1024) KiB buffer while DIR was being emptied (nothing is made in its state directory then)"
+                return false
+            }
+            guard makeFile(&state), Self.flush(&state) else { return false }
             if chunk.count >= Self.bufferSize {
                 return Self.writeAll(chunk, &state)
             }
@@ -124,12 +139,16 @@ final class StreamedBodyFile: HTTPBodySink {
 
     /// Writes what is buffered; the file stays open, and this sink's, until ``handOn()`` (a body found to be no PNG
     /// is dropped with its sink, file and all). The file is not flushed: the committer flushes a batch at once, as
-    /// for every staged file.
-    func finish() throws(SyncError) -> Finished {
+    /// for every staged file. `fileNeeded: false` (the feed, decoded from memory when it fits): a body that never
+    /// outgrew the buffer is handed back in `Finished.bytes` and makes no file.
+    func finish(fileNeeded: Bool = true) throws(SyncError) -> Finished {
         let outcome = state.withLock { state -> Result<Finished, SyncError> in
-            // An empty body made no file yet: it gets one too (an empty file is then refused as not a PNG).
+            // A body that fitted the buffer made no file yet (an empty one gets one too: it is then refused as not a PNG).
             var whole: [UInt8]?
-            if state.failure == nil, makeFile(&state) {
+            if !fileNeeded, state.failure == nil, state.path == nil {
+                whole = state.buffer
+                state.buffer = []
+            } else if state.failure == nil, makeFile(&state) {
                 if state.buffer.count == state.size {
                     // Never flushed: the buffer is the whole body, written in one piece and handed on to be checked.
                     let body = state.buffer

@@ -46,6 +46,7 @@ final class DiskStorage {
         self.temporaryFolder = TemporaryFolder(path: directory.temporaryDirectory)
         self.status = PathStatus(hooks: hooks, root: directory.root, descriptor: descriptor)
         let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
+        hooks?.attach(gate)
         self.gate = gate
         self.ownership = OwnershipGuard(
             directory: directory, directoryDescriptor: descriptor, status: status, gate: gate, hooks: hooks)

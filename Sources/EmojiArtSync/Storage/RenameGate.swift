@@ -9,9 +9,11 @@ import Glibc
 ///
 /// `rm -rf DIR` deletes DIR's entries microseconds apart, then the state directory, then DIR. Every rename
 /// into DIR waits here (`GroupCommitter`, before each batch's renames), so every repair, whoever asked for it
-/// (the watcher, a rescan, a retry, the scrub), passes the gate; the watcher also waits here before it starts
-/// repairs (a repair stages its file in the state directory, which `rm -rf` is about to remove). A lone
-/// deletion costs `loneQuiet`, and a cold sync's thousands of renames cost nothing.
+/// (the watcher, a rescan, a retry, the scrub), passes the gate. A repair the watcher starts also makes its
+/// temporary file only once the gate is open (a file created in the state directory while `rm` is inside it makes
+/// `rm` fail): its check and fetch start at once, and a body that fits `StreamedBodyFile`'s buffer waits here in
+/// memory (`AssetFetcher.fetchAndStage(_:in:validators:priority:madeWhenOpen:)`). A lone deletion therefore costs
+/// `loneQuiet` or the fetch, whichever is longer, and a cold sync's thousands of renames cost nothing.
 ///
 /// Only deletions of DIR's entries (`IN_DELETE`, `IN_MOVED_FROM`) count, never what the agent does itself: its
 /// renames into DIR are arrivals, not deletions, and the names the `OwnershipGuard` takes out of DIR are
@@ -38,6 +40,10 @@ final class RenameGate: Sendable {
         var watching = false
         /// Names the agent is taking out of DIR itself, with when it said so.
         var expected: [String: [ContinuousClock.Instant]] = [:]
+        /// Tasks in `waitUntilOpen` now.
+        var waiters = 0
+        /// Shut by a test (`holdShut`), whatever DIR does.
+        var heldByTest = false
     }
 
     private let state = Mutex(State())
@@ -114,20 +120,57 @@ final class RenameGate: Sendable {
     /// Until when renames wait now (nil: not shut by a deletion so far); for tests.
     var shutUntil: ContinuousClock.Instant? { state.withLock { $0.shutUntil } }
 
+    /// Whether DIR or its state directory is gone: nothing is renamed into DIR any more.
+    var isShutForGood: Bool { state.withLock { $0.gone != nil } }
+
+    /// How many tasks wait for the gate now; for tests.
+    var waiters: Int { state.withLock { $0.waiters } }
+
+    /// Keeps the gate shut, as a deletion would, until the test lets go: what a repair does meanwhile can be looked
+    /// at without racing a clock.
+    func holdShut(_ held: Bool) {
+        state.withLock { $0.heldByTest = held }
+    }
+
+    /// Whether the gate is open now (nil), else how long to wait before looking again, or why DIR is gone. One
+    /// look, no waiting: what a transfer's write callback may ask before it makes a file.
+    private func look() -> Verdict {
+        let (gone, until, watching, held) = state.withLock { ($0.gone, $0.shutUntil, $0.watching, $0.heldByTest) }
+        if let gone { return .gone(gone) }
+        if held { return .shut(until: ContinuousClock.now.advanced(by: .milliseconds(2))) }
+        if let until, until > .now { return .shut(until: until) }
+        if watching, let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
+            shutForGood("\(missing) was deleted")
+            return .gone("\(missing) was deleted")
+        }
+        return .open
+    }
+
+    private enum Verdict {
+        case open
+        case shut(until: ContinuousClock.Instant)
+        case gone(String)
+    }
+
+    /// Whether a rename into DIR (or a new file in its state directory) may happen now, without waiting.
+    var isOpen: Bool {
+        if case .open = look() { return true }
+        return false
+    }
+
     /// Returns once DIR has been quiet long enough (nil), or at once with why DIR is gone.
     func waitUntilOpen(isolation: isolated (any Actor)? = #isolation) async -> String? {
+        state.withLock { $0.waiters += 1 }
+        defer { state.withLock { $0.waiters -= 1 } }
         while true {
-            let (gone, until, watching) = state.withLock { ($0.gone, $0.shutUntil, $0.watching) }
-            if let gone { return gone }
-            if let until, until > .now {
+            switch look() {
+            case .open:
+                return nil
+            case .gone(let why):
+                return why
+            case .shut(let until):
                 try? await Task.sleep(until: until, clock: .continuous)
-                continue
             }
-            if watching, let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
-                shutForGood("\(missing) was deleted")
-                continue
-            }
-            return nil
         }
     }
 }

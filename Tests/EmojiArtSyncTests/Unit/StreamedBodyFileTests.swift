@@ -67,4 +67,40 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
+
+    /// A repair's sink while DIR is being emptied (`mayMakeFile` says no): a body that fits the buffer makes no file
+    /// until it is finished; one that outgrows the buffer fails instead of making its file, and leaves nothing.
+    @Test func aSinkThatMayNotMakeItsFileHoldsASmallBodyAndRefusesALargeOne() throws {
+        let dir = TemporaryDirectory("streamed-held")
+        let small = StreamedBodyFile(in: TemporaryFolder(path: dir.path), mayMakeFile: { false })
+        #expect(Array(repeating: UInt8(3), count: 1000).withUnsafeBytes { small.write($0) })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+        let finished = try small.finish()
+        #expect(readBytes(finished.path) == Array(repeating: UInt8(3), count: 1000))
+
+        let spill = TemporaryDirectory("streamed-held-spill")
+        let large = StreamedBodyFile(in: TemporaryFolder(path: spill.path), mayMakeFile: { false })
+        let chunk = [UInt8](repeating: 5, count: 64 * 1024)
+        var accepted = 0
+        while accepted <= StreamedBodyFile.bufferSize, chunk.withUnsafeBytes({ large.write($0) }) { accepted += chunk.count }
+        #expect(accepted == StreamedBodyFile.bufferSize, "took \(accepted) bytes before refusing")
+        #expect(large.couldNotStore)
+        #expect(large.failureDescription.contains("being emptied"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
+        #expect(throws: SyncError.self) { try large.finish() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
+    }
+
+    /// The feed's sink (`finish(fileNeeded: false)`): a body that fits the buffer is handed back from memory and
+    /// makes no file at all, so a small feed costs no create, write and unlink, and a read-only DIR does not matter.
+    @Test func aSmallFeedNeedsNoFile() throws {
+        let dir = TemporaryDirectory("streamed-feed")
+        let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
+        let bytes = Array("[{\"url\": \"/gallery/image?1\"}]".utf8)
+        #expect(bytes.withUnsafeBytes { file.write($0) })
+        let finished = try file.finish(fileNeeded: false)
+        #expect(finished.bytes == bytes)
+        #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+    }
 }

@@ -1,0 +1,88 @@
+import EmojiArtGallery
+@testable import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A repair the watcher starts does not wait for DIR's deletions to pause before its check and fetch: those run
+/// while the rename gate is shut, and only what `rm -rf DIR` could trip over waits for the gate (a new file in the
+/// state directory's `tmp/`, the rename into DIR). The gate is held shut by the test, so what the repair does
+/// meanwhile is seen without racing the gate's few milliseconds of quiet.
+@Suite(.timeLimit(.minutes(3)))
+struct RepairGateOverlapTests {
+    /// Before, the watcher waited at the gate before it started any repair: no request reached the gallery while the
+    /// gate was shut.
+    @Test func aRepairFetchesWhileTheGateIsShutAndMakesItsFileOnlyOnceItOpens() async throws {
+        let imageRequests = Shared<[String]>([])
+        let gallery = try await GalleryFixture(count: 20, imageSize: .small) { record in
+            if record.path.hasPrefix("/gallery/image?") { imageRequests.append(record.path) }
+        }
+        let dir = TemporaryDirectory("gate-overlap")
+        let hooks = AgentTestHooks()
+        let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
+        let gate = try #require(hooks.renameGate)
+        let number = gallery.validNumbers[0]
+        let path = dir.file("gallery_image_\(number).png")
+        let requestsBefore = imageRequests.value.count
+
+        gate.holdShut(true)
+        unlink(path)
+        let fetched = await eventually(timeout: .seconds(30)) {
+            imageRequests.value.dropFirst(requestsBefore).contains("/gallery/image?\(number)")
+        }
+        #expect(fetched, "no request for the deleted file while the gate was shut")
+        // The body waits at the gate in memory: nothing was made in the temporary folder, nothing is back in DIR.
+        #expect(await eventually(timeout: .seconds(30)) { gate.waiters >= 1 })
+        #expect(Self.temporaryFiles(in: dir) == [])
+        #expect(access(path, F_OK) != 0)
+
+        gate.holdShut(false)
+        #expect(await eventually(timeout: .seconds(30)) { gallery.isMirrored(number, in: dir) })
+        #expect(Self.temporaryFiles(in: dir) == [])
+        #expect(imageRequests.value.dropFirst(requestsBefore).filter { $0 == "/gallery/image?\(number)" }.count == 1)
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        #expect(logLines(dir.path).contains { $0.contains("event=repair") && $0.contains("key=/gallery/image?\(number)") })
+    }
+
+    /// A file recorded as larger than the write buffer could not wait in it: its repair waits for the gate before
+    /// it asks the gallery, then fetches and stores it whole.
+    @Test func aLargeFilesRepairWaitsForTheGateBeforeItsFetch() async throws {
+        let imageRequests = Shared<[String]>([])
+        let gallery = try await GalleryFixture(count: 20, imageSize: .small) { record in
+            if record.path.hasPrefix("/gallery/image?") { imageRequests.append(record.path) }
+        }
+        let number = gallery.validNumbers[0]
+        let large = try gallery.server.largeImageBytes(megabytes: 1)
+        #expect(large.count > StreamedBodyFile.bufferSize)
+        gallery.server.setFaults(GalleryFaults(imageFaults: [number: .large(megabytes: 1)]))
+        let dir = TemporaryDirectory("gate-large")
+        let hooks = AgentTestHooks()
+        let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
+        let gate = try #require(hooks.renameGate)
+        let path = dir.file("gallery_image_\(number).png")
+        #expect(readBytes(path) == large)
+        let requestsBefore = imageRequests.value.count
+
+        gate.holdShut(true)
+        unlink(path)
+        #expect(await eventually(timeout: .seconds(30)) { gate.waiters >= 1 })
+        // Waiting before its fetch, not with a body: the gallery has not been asked.
+        #expect(!imageRequests.value.dropFirst(requestsBefore).contains("/gallery/image?\(number)"))
+
+        gate.holdShut(false)
+        #expect(await eventually(timeout: .seconds(30)) { readBytes(path) == large })
+        #expect(Self.temporaryFiles(in: dir) == [])
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
+    /// What the state directory's `tmp/` holds.
+    private static func temporaryFiles(in dir: TemporaryDirectory) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/" + SyncDirectory.stateDirectoryName + "/tmp")) ?? ["(unreadable)"]
+    }
+}
