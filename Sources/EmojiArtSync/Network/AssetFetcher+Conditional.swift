@@ -67,12 +67,12 @@ extension AssetFetcher {
             // Written to a temporary file as it came: a small body is still whole in the write buffer (and never
             // made a file); a large one is read from the file's mapping, given back as it is read (`MappedFeedBody`), so the feed is
             // never held as anonymous memory (36 MB at 100,000 items).
-            let finished = try bodyFile.finish(fileNeeded: false)
+            let finished = try bodyFile.finish()
             if finished.sha256 == unchangedDigest { return .sameBody(received) }
             digest = finished.sha256
             feed = try await BlockingIO.run { () throws(SyncError) -> GalleryFeed in
-                if let bytes = finished.bytes { return try GalleryFeed.decode(bytes, known: known) }
-                return try GalleryFeed.decode(try MappedFeedBody(path: finished.path), known: known)
+                guard let path = finished.path else { return try GalleryFeed.decode(finished.bytes ?? [], known: known) }
+                return try GalleryFeed.decode(try MappedFeedBody(path: path), known: known)
             }
             // The sink removes its file when it goes: not before the mapping above has opened it (Swift may end
             // a value's life right after its last use, `finish()`).

@@ -31,7 +31,8 @@ extension AssetFetcher {
     /// The whole off-silo job of a miss, on the transfer thread and the task that resumes from it: fetch
     /// (unconditionally) with the body streamed into a new temporary file in `temporaryDirectory` and hashed as
     /// it arrives (`StreamedBodyFile`), then validate the PNG (from the write buffer when the whole body fitted
-    /// in it, which a small image does: no second open and read; else from the file). Memory per transfer is the write
+    /// in it, which a small image does: no file is made for a body that is no PNG, and none is read back; else from
+    /// the file). Memory per transfer is the write
     /// buffer, whatever the image's size. Nothing here touches the silo; the caller decides before (the path is
     /// the agent's to write) and commits after (`GroupCommitter.publish(_:tag:)`). On any failure, the body cut
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
@@ -75,11 +76,6 @@ extension AssetFetcher {
                 let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
                 if response.status == 304 && !headers.isEmpty { return nil }
                 guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
-                if let gate, let gone = await gate.waitUntilOpen() {
-                    throw SyncError(
-                        .system, "\(temporaryFolder.path) is being removed (\(gone)): the body of \(url) is not written there",
-                        path: temporaryFolder.path)
-                }
                 return (file, try file.finish(), HTTPValidators(headers: response.headers))
             } catch {
                 file.discard()
@@ -94,10 +90,22 @@ extension AssetFetcher {
         receivedBytes.add(body.size)
         metrics.fetched(bytes: body.size, duration: started.duration(to: .now))
         let info: PNGInfo
+        let stored: (path: String, identity: FileIdentity)
         do {
-            // A body that fitted in the write buffer is checked from it; a larger one from its file.
-            info = try body.bytes.map { bytes throws(PNGDefect) in try PNGValidator.validate(bytes, level: verification) }
-                ?? Self.validateFile(at: body.path, size: body.size, level: verification)
+            // A body that fitted in the write buffer is checked from it, before any file is made; a larger one from
+            // its file.
+            if let path = body.path {
+                info = try Self.validateFile(at: path, size: body.size, level: verification)
+            } else {
+                info = try PNGValidator.validate(body.bytes ?? [], level: verification)
+            }
+            // A repair's file is made only once DIR is not being emptied (`RenameGate`).
+            if let gate, body.path == nil, let gone = await gate.waitUntilOpen() {
+                throw SyncError(
+                    .system, "\(temporaryFolder.path) is being removed (\(gone)): the body of \(url) is not written there",
+                    path: temporaryFolder.path)
+            }
+            stored = try file.store()
         } catch let defect as PNGDefect {
             file.discard()
             throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(defect)", underlying: defect)
@@ -105,16 +113,9 @@ extension AssetFetcher {
             file.discard()
             throw error
         }
-        let identity: FileIdentity
-        do {
-            identity = try file.handOn()
-        } catch {
-            file.discard()
-            throw error
-        }
         return .staged(StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
-            validators: newValidators, temporaryPath: body.path, temporaryIdentity: identity))
+            validators: newValidators, temporaryPath: stored.path, temporaryIdentity: stored.identity))
     }
 
     /// Checks the PNG in the file at `path` (`size` bytes) as `PNGValidator` checks bytes, libpng's limits

@@ -9,24 +9,25 @@ import Glibc
 /// bounded buffer and hashed (SHA-256) as the bytes come, on the HTTP client's loop thread (an `HTTPBodySink`).
 /// Memory per transfer is the buffer, whatever the body's size.
 ///
-/// The file is made when the body is first written out, once it outgrows the buffer or at ``finish()`` (most
-/// images fit the buffer), never when the request starts: an answer that is an error (a 500, a 429, a 304) makes
-/// no file, so it costs no create and unlink, and a file made before DIR turned read-only cannot be left behind by
-/// an error answer that comes after. A sink made with `mayMakeFile` asks it first: a body that outgrows the buffer
-/// while the answer is no fails instead of making the file (the caller waits for the answer to turn before
-/// ``finish()``, which makes it).
+/// The file is made when the body is first written out: once it outgrows the buffer, or at ``store()`` for one held
+/// whole (most images fit the buffer), never when the request starts. So an answer that is an error (a 500, a 429,
+/// a 304) or a small body that is no PNG (checked from memory first) makes no file and costs no create and unlink,
+/// and a file made before DIR turned read-only cannot be left behind by an error answer that comes after. A sink
+/// made with `mayMakeFile` asks it first: a body that outgrows the buffer while the answer is no fails instead of
+/// making the file (the caller waits for the answer to turn before ``store()``).
 ///
-/// Owns the file until ``handOn()``; until then, and whenever it is dropped before (a transfer that failed, was cut
+/// Owns the file until ``store()``; until then, and whenever it is dropped before (a transfer that failed, was cut
 /// short or was cancelled, a body that is no PNG), the file is removed: no temporary file outlives a failure. Its state sits behind a `Mutex` because the loop thread writes and the fetching task finishes.
 final class StreamedBodyFile: HTTPBodySink {
-    /// What a finished body is: where, how long, its digest.
+    /// What a finished body is: how long, its digest, and where.
     struct Finished: Sendable {
-        let path: String
+        /// The file, when the body outgrew the buffer; nil for a body held whole (no file made yet).
+        let path: String?
         let size: Int
         /// Lowercase hex SHA-256 of the bytes (empty when the body was not hashed).
         let sha256: String
-        /// The whole body, when it never outgrew the buffer (written to the file in one piece at the end): it is
-        /// checked from memory, not read back. Nil for a larger body, which is checked from the file.
+        /// The whole body, when it never outgrew the buffer: it is checked from memory, and written to its file in
+        /// one piece by ``store()``. Nil for a larger body, which is checked from its file.
         let bytes: [UInt8]?
     }
 
@@ -35,7 +36,7 @@ final class StreamedBodyFile: HTTPBodySink {
     static let bufferSize = 256 * 1024
 
     private struct State: ~Copyable {
-        /// -1 until the body is first written out (it outgrew the buffer, or ``finish()``), and again once closed.
+        /// -1 until the body is first written out (it outgrew the buffer, or ``store()``), and again once closed.
         var fd: Int32 = -1
         /// The file's path, once made.
         var path: String?
@@ -137,47 +138,39 @@ final class StreamedBodyFile: HTTPBodySink {
         state.withLock { $0.failure ?? "the body's temporary file is closed" }
     }
 
-    /// Writes what is buffered; the file stays open, and this sink's, until ``handOn()`` (a body found to be no PNG
-    /// is dropped with its sink, file and all). The file is not flushed: the committer flushes a batch at once, as
-    /// for every staged file. `fileNeeded: false` (the feed, decoded from memory when it fits): a body that never
-    /// outgrew the buffer is handed back in `Finished.bytes` and makes no file.
-    func finish(fileNeeded: Bool = true) throws(SyncError) -> Finished {
+    /// Ends the body: its size and digest, and either the whole body (it never outgrew the buffer: no file is made
+    /// yet, ``store()`` makes it) or the path of its file (written out, still open and this sink's). A body that is
+    /// no PNG is found so before any file is made, and dropped with its sink, file and all.
+    func finish() throws(SyncError) -> Finished {
         let outcome = state.withLock { state -> Result<Finished, SyncError> in
-            // A body that fitted the buffer made no file yet (an empty one gets one too: it is then refused as not a PNG).
-            var whole: [UInt8]?
-            if !fileNeeded, state.failure == nil, state.path == nil {
-                whole = state.buffer
-                state.buffer = []
-            } else if state.failure == nil, makeFile(&state) {
-                if state.buffer.count == state.size {
-                    // Never flushed: the buffer is the whole body, written in one piece and handed on to be checked.
-                    let body = state.buffer
-                    state.buffer = []
-                    if body.withUnsafeBytes({ Self.writeAll($0, &state) }) { whole = body }
-                } else {
-                    _ = Self.flush(&state)
-                }
-            }
-            let path = state.path ?? folder.path
+            if state.path != nil, state.failure == nil { _ = Self.flush(&state) }
             if let failure = state.failure {
+                let path = state.path ?? folder.path
                 return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
             }
             var digest = SHA256Digest()
             swap(&digest, &state.digest)
             let sha256 = hashing ? SHA256Digest.hexString(digest.finalize()) : ""
-            return .success(Finished(path: path, size: state.size, sha256: sha256, bytes: whole))
+            // Held whole: the bytes are handed back and stay in the buffer (shared, not copied) for `store()`.
+            let whole = state.path == nil ? state.buffer : nil
+            return .success(Finished(path: state.path, size: state.size, sha256: sha256, bytes: whole))
         }
         return try outcome.get()
     }
 
-    /// Closes the finished file and hands its path on to the caller, with the file's identity, taken from the
-    /// descriptor it was written through (`fstat`): the committer records it as the agent's file once it is renamed
-    /// into DIR, without looking the path up again. Only a valid body gets here, so an error answer costs no status
-    /// call.
-    func handOn() throws(SyncError) -> FileIdentity {
-        let outcome = state.withLock { state -> Result<FileIdentity, SyncError> in
+    /// Puts the finished body in its file (made now for a body held whole, in one write), closes it and hands it on
+    /// to the caller: the path, and the file's identity taken from the descriptor it was written through (`fstat`),
+    /// which the committer records as the agent's once it is renamed into DIR, without looking the path up again.
+    /// The file is not flushed: the committer flushes a batch at once. Only a valid body gets here, so an answer that
+    /// is no image makes no file.
+    func store() throws(SyncError) -> (path: String, identity: FileIdentity) {
+        let outcome = state.withLock { state -> Result<(String, FileIdentity), SyncError> in
+            if state.failure == nil, state.path == nil, makeFile(&state) { _ = Self.flush(&state) }
             let path = state.path ?? folder.path
-            guard state.fd >= 0 else { return .failure(SyncError(.system, "\(path) is not open: not finished", path: path)) }
+            if let failure = state.failure {
+                return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
+            }
+            guard state.fd >= 0 else { return .failure(SyncError(.system, "\(path) is not open: stored already", path: path)) }
             var info = stat()
             let looked = fstat(state.fd, &info) == 0
                 ? nil : SyncError.system("fstat", path: path, errno: errno, hint: "cannot tell which file the asset is")
@@ -186,7 +179,7 @@ final class StreamedBodyFile: HTTPBodySink {
             state.fd = -1
             if let failure = looked ?? closed { return .failure(failure) }
             state.handedOn = true
-            return .success(FileIdentity(info))
+            return .success((path, FileIdentity(info)))
         }
         return try outcome.get()
     }

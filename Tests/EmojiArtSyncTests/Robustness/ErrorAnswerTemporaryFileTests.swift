@@ -4,6 +4,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A body goes to a temporary file as it arrives; an answer that is an error makes no file at all. Before, the
 /// file was made when the request started and removed when the error came: a DIR turned read-only in between
 /// kept it (ReadOnlyDirectoryTests found one), and every error item cost a create and an unlink.
@@ -25,5 +29,45 @@ struct ErrorAnswerTemporaryFileTests {
         await gallery.stop()
         #expect(report.failures.contains { $0.key.rawValue == "/gallery/image?1" })
         #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty, "temporary files left behind")
+    }
+
+    /// The gallery's error items answer `200` with a body that is no PNG (as do corrupt images): a small one is found
+    /// so from memory, before any file is made, so the temporary folder never sees a file come and go. Seen with
+    /// inotify on `tmp/` over a whole `--once`: only the valid images' files are created there. Before, each such
+    /// body was written to a new file and unlinked (at 100,000 assets, 10,000 creates and unlinks that a cold sync's
+    /// threads waited on while ext4's journal committed).
+    @Test func aSmallBodyThatIsNoPNGMakesNoTemporaryFile() async throws {
+        let gallery = try await GalleryFixture(count: 20, faults: GalleryFaults(imageFaults: [2: .corrupt]))
+        let dir = TemporaryDirectory("no-png-no-tmp")
+        let tmp = dir.path + "/" + SyncDirectory.stateDirectoryName + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        try #require(watch >= 0)
+        defer { close(watch) }
+        try #require(inotify_add_watch(watch, tmp, UInt32(IN_CREATE)) >= 0)
+
+        let path = dir.path
+        let report = try await gallery.syncOnce(dir: path) { $0.http.retries = 0 }
+        await gallery.stop()
+        let refused = gallery.errorNumbers + [2]
+        for number in refused { #expect(report.failures.contains { $0.key.rawValue == "/gallery/image?\(number)" }) }
+        // Every event the run caused is queued by now: one body file per stored image, none for the refused bodies.
+        var created: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            var offset = 0
+            while offset < count {
+                let length = Int(buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
+                let name = buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }
+                created.append(String(decoding: name, as: UTF8.self))
+                offset += 16 + length
+            }
+        }
+        // (`.probe-PID` is the start's check that tmp/ can be written.)
+        let bodies = created.filter { !$0.hasPrefix(".probe-") }
+        #expect(bodies.count == gallery.validNumbers.count - 1, "files created in tmp/: \(created)")
+        #expect(dir.names(in: ".emojiart-sync/tmp").isEmpty)
     }
 }

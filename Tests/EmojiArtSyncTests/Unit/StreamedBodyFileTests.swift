@@ -7,13 +7,9 @@ import Testing
 /// whole as well, so the miss checks it from memory instead of opening and reading the file again. Either way the
 /// file holds exactly the bytes, and the digest is theirs.
 @Suite struct StreamedBodyFileTests {
-    private func stream(_ bytes: [UInt8], pieces: Int, into directory: String) throws -> StreamedBodyFile.Finished {
-        try streamAndHandOn(bytes, pieces: pieces, into: directory).finished
-    }
-
-    private func streamAndHandOn(
+    private func stream(
         _ bytes: [UInt8], pieces: Int, into directory: String
-    ) throws -> (finished: StreamedBodyFile.Finished, identity: FileIdentity) {
+    ) throws -> (finished: StreamedBodyFile.Finished, path: String, identity: FileIdentity) {
         let file = StreamedBodyFile(in: TemporaryFolder(path: directory))
         let size = max(1, bytes.count / pieces)
         for start in stride(from: 0, to: bytes.count, by: size) {
@@ -21,24 +17,34 @@ import Testing
             #expect(ok)
         }
         let finished = try file.finish()
-        return (finished, try file.handOn())
+        let (path, identity) = try file.store()
+        return (finished, path, identity)
     }
 
+    /// A small body is finished without a file (the miss checks it from memory first), then stored in one write.
     @Test func aBodyThatFitsTheBufferIsHandedOnWholeAndWritten() throws {
         let dir = TemporaryDirectory("streamed-small")
         let bytes = (0..<1000).map { UInt8($0 % 251) }
-        let finished = try stream(bytes, pieces: 7, into: dir.path)
+        let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
+        for start in stride(from: 0, to: bytes.count, by: 143) {
+            #expect(bytes[start..<min(start + 143, bytes.count)].withUnsafeBytes { file.write($0) })
+        }
+        let finished = try file.finish()
         #expect(finished.bytes == bytes)
-        #expect(readBytes(finished.path) == bytes)
+        #expect(finished.path == nil)
         #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+        let (path, _) = try file.store()
+        #expect(readBytes(path) == bytes)
     }
 
     @Test func aLargerBodyIsCheckedFromItsFileNotHeldWhole() throws {
         let dir = TemporaryDirectory("streamed-large")
         let bytes = (0..<(StreamedBodyFile.bufferSize + 4097)).map { UInt8($0 % 253) }
-        let finished = try stream(bytes, pieces: 9, into: dir.path)
+        let (finished, path, _) = try stream(bytes, pieces: 9, into: dir.path)
         #expect(finished.bytes == nil)
-        #expect(readBytes(finished.path) == bytes)
+        #expect(finished.path == path)
+        #expect(readBytes(path) == bytes)
         #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
     }
 
@@ -46,26 +52,33 @@ import Testing
     /// up again: it must be the file's at the path.
     @Test func theIdentityHandedOnIsTheWrittenFiles() throws {
         let dir = TemporaryDirectory("streamed-identity")
-        let small = try streamAndHandOn(Array(repeating: 7, count: 100), pieces: 1, into: dir.path)
-        let large = try streamAndHandOn(
-            Array(repeating: 9, count: StreamedBodyFile.bufferSize + 1), pieces: 3, into: dir.path)
-        for (finished, identity) in [small, large] {
-            #expect(try FileStatus.at(finished.path)?.identity == identity)
+        let small = try stream(Array(repeating: 7, count: 100), pieces: 1, into: dir.path)
+        let large = try stream(Array(repeating: 9, count: StreamedBodyFile.bufferSize + 1), pieces: 3, into: dir.path)
+        for stored in [small, large] {
+            #expect(try FileStatus.at(stored.path)?.identity == stored.identity)
         }
         #expect(small.identity != large.identity)
     }
 
-    /// A body found to be no PNG is never handed on: dropping its sink removes the file.
-    @Test func aFinishedBodyNotHandedOnGoesWithItsSink() throws {
+    /// A small body found to be no PNG never makes a file; a large one, never stored, goes with its sink, file and all.
+    @Test func aFinishedBodyNotStoredLeavesNoFile() throws {
         let dir = TemporaryDirectory("streamed-dropped")
-        var path = ""
         do {
             let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
             #expect(Array("{\"error\": 1}".utf8).withUnsafeBytes { file.write($0) })
-            path = try file.finish().path
-            #expect(FileManager.default.fileExists(atPath: path))
+            #expect(try file.finish().path == nil)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
         }
-        #expect(!FileManager.default.fileExists(atPath: path))
+        var path: String?
+        do {
+            let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
+            let large = [UInt8](repeating: 1, count: StreamedBodyFile.bufferSize + 1)
+            #expect(large.withUnsafeBytes { file.write($0) })
+            path = try file.finish().path
+            #expect(path.map { FileManager.default.fileExists(atPath: $0) } == true)
+        }
+        #expect(path.map { FileManager.default.fileExists(atPath: $0) } == false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
     }
 
     /// A repair's sink while DIR is being emptied (`mayMakeFile` says no): a body that fits the buffer makes no file
@@ -75,8 +88,9 @@ import Testing
         let small = StreamedBodyFile(in: TemporaryFolder(path: dir.path), mayMakeFile: { false })
         #expect(Array(repeating: UInt8(3), count: 1000).withUnsafeBytes { small.write($0) })
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
-        let finished = try small.finish()
-        #expect(readBytes(finished.path) == Array(repeating: UInt8(3), count: 1000))
+        #expect(try small.finish().bytes == Array(repeating: UInt8(3), count: 1000))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+        #expect(readBytes(try small.store().path) == Array(repeating: UInt8(3), count: 1000))
 
         let spill = TemporaryDirectory("streamed-held-spill")
         let large = StreamedBodyFile(in: TemporaryFolder(path: spill.path), mayMakeFile: { false })
@@ -88,19 +102,7 @@ import Testing
         #expect(large.failureDescription.contains("being emptied"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
         #expect(throws: SyncError.self) { try large.finish() }
+        #expect(throws: SyncError.self) { try large.store() }
         #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
-    }
-
-    /// The feed's sink (`finish(fileNeeded: false)`): a body that fits the buffer is handed back from memory and
-    /// makes no file at all, so a small feed costs no create, write and unlink, and a read-only DIR does not matter.
-    @Test func aSmallFeedNeedsNoFile() throws {
-        let dir = TemporaryDirectory("streamed-feed")
-        let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
-        let bytes = Array("[{\"url\": \"/gallery/image?1\"}]".utf8)
-        #expect(bytes.withUnsafeBytes { file.write($0) })
-        let finished = try file.finish(fileNeeded: false)
-        #expect(finished.bytes == bytes)
-        #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
     }
 }
