@@ -6,9 +6,10 @@ import Logging
 /// inotify events, rescans, retries, scrubs, purges and the keeper's polls lead to all ends here, so one type
 /// keeps the promises the repairs rely on:
 /// - a key is fetched again by at most one repair or refresh at a time (`repairing`);
-/// - checks coalesce and none is lost: `checkPending` is not reentrant (the one running takes the names queued
-///   meanwhile at its next batch), and a name seen changed while its key is being repaired is checked again
-///   once that repair is done (`checksAfterRepair`);
+/// - checks coalesce and none is lost: each call of `checkPending` takes the names queued when it looks (the
+///   scheduler's loop is not reentrant and takes the names queued meanwhile at its next batch; the watcher's calls
+///   run side by side, so one person's change never waits for the repair of the one before), and a name seen
+///   changed while its key is being repaired is checked again once that repair is done (`checksAfterRepair`);
 /// - a person's changes are checked first, with the `UrgentLane` open, so a repair never waits behind a pass;
 /// - the rescan walks the index a page at a time, and never on the watcher's path (`urgentOnly`).
 ///
@@ -68,71 +69,88 @@ final class RepairQueue {
 
     // MARK: - Checking
 
-    /// Checks queued files and repairs the agent's damaged ones. Re-entrant calls return at once: the running
-    /// loop takes urgent names first at its next batch, so a burst of events costs a few passes, not one per event.
-    /// Between batches of a rescan it lets other work of the silo run (a person's change being queued).
+    /// Checks queued files and repairs the agent's damaged ones. The scheduler's calls are not re-entrant (one
+    /// returns at once while another runs: the running loop takes urgent names first at its next batch, so a
+    /// burst of events costs a few passes, not one per event); between batches of a rescan the loop lets other
+    /// work of the silo run (a person's change being queued).
     ///
     /// `urgentOnly` (the watcher): only the changes a person made, never the rescan backlog, which the scheduler
-    /// works through: a watcher that took on the rescan that every `SIGHUP` queues stopped reading inotify for
-    /// as long as `SIGHUP`s kept coming (repairs waited up to 30 s at 30,000 assets).
+    /// works through (a watcher that took on the rescan that every `SIGHUP` queues stopped reading inotify for
+    /// as long as `SIGHUP`s kept coming: repairs waited up to 30 s at 30,000 assets). Each such call takes every
+    /// name queued when it looks, beside any other call: a deletion is checked and repaired while the repair of the
+    /// one before it still runs.
     func checkPending(urgentOnly: Bool = false) async {
+        if urgentOnly {
+            // Not behind the running loop: that one may be waiting for a repair (its fetch, its commit, DIR's
+            // `fsync` under a cold sync's writes), and a second deletion must not wait for the first's repair.
+            while !urgentChecks.isEmpty {
+                let names = urgentChecks.sorted()
+                urgentChecks.removeAll()
+                await check(names, urgent: true)
+                if Task.isCancelled { return }
+            }
+            if rescanCursor != nil, !checking { alarm.ring() }  // the rescan left is the scheduler's
+            return
+        }
         guard !checking else { return }
         checking = true
-        defer {
-            checking = false
-            if urgentOnly, rescanCursor != nil { alarm.ring() }  // the rescan left is the scheduler's
-        }
-        while let (names, urgent) = await nextChecks(urgentOnly: urgentOnly) {
-            if urgent { urgentRepairs += 1 }
-            var missing: [AssetKey] = []
-            var corrupt: [AssetKey] = []
-            // The owned files among the names, looked at together (one job off the silo, one transaction: a rescan
-            // after `chmod -R` or `touch` of DIR finds every file changed).
-            var files: [(entry: IndexEntry, key: AssetKey)] = []
-            for name in names {
-                do {
-                    guard let file = try core.owned.file(named: name) else { continue }
-                    if repairing.contains(file.key) {
-                        checksAfterRepair.insert(name)
-                        continue
-                    }
-                    files.append(file)
-                } catch {
-                    // Checked again by the next poll's rescan, or the next event for the file.
-                    errors.report(error, while: "checking \(name)")
-                }
-            }
-            // Stopping: the next start checks everything anyway.
-            let verdicts = Task.isCancelled ? [] : await core.inspector.check(files)
-            for (file, verdict) in zip(files, verdicts) {
-                switch verdict {
-                case .success(.damaged(.missing)): missing.append(file.key)
-                case .success(.damaged(.corrupt)): corrupt.append(file.key)
-                case .success(.trusted), .success(.verified), .success(.changedMeanwhile): break
-                case .failure(let error): errors.report(error, while: "checking \(file.entry.name)")
-                }
-            }
-            let priority: RequestPriority = urgent ? .urgent : .normal
-            async let missingDone: Void = refetch(missing, reason: .missing, priority: priority)
-            async let corruptDone: Void = refetch(corrupt, reason: .corrupt, priority: priority)
-            _ = await (missingDone, corruptDone)
-            if urgent { urgentRepairs -= 1 }
-            updateUrgentLane()
+        defer { checking = false }
+        while let (names, urgent) = await nextChecks() {
+            await check(names, urgent: urgent)
             if Task.isCancelled { return }
             if !urgent { await Task.yield() }
         }
     }
 
-    /// The next checks to run: every urgent one, else (unless `urgentOnly`) the files of the rescan's next page
+    /// Checks the files `names` and repairs the agent's damaged ones among them; `urgent`: a person's change.
+    private func check(_ names: [String], urgent: Bool) async {
+        if urgent { urgentRepairs += 1 }
+        var missing: [AssetKey] = []
+        var corrupt: [AssetKey] = []
+        // The owned files among the names, looked at together (one job off the silo, one transaction: a rescan
+        // after `chmod -R` or `touch` of DIR finds every file changed).
+        var files: [(entry: IndexEntry, key: AssetKey)] = []
+        for name in names {
+            do {
+                guard let file = try core.owned.file(named: name) else { continue }
+                if repairing.contains(file.key) {
+                    checksAfterRepair.insert(name)
+                    continue
+                }
+                files.append(file)
+            } catch {
+                // Checked again by the next poll's rescan, or the next event for the file.
+                errors.report(error, while: "checking \(name)")
+            }
+        }
+        // Stopping: the next start checks everything anyway.
+        let verdicts = Task.isCancelled ? [] : await core.inspector.check(files)
+        for (file, verdict) in zip(files, verdicts) {
+            switch verdict {
+            case .success(.damaged(.missing)): missing.append(file.key)
+            case .success(.damaged(.corrupt)): corrupt.append(file.key)
+            case .success(.trusted), .success(.verified), .success(.changedMeanwhile): break
+            case .failure(let error): errors.report(error, while: "checking \(file.entry.name)")
+            }
+        }
+        let priority: RequestPriority = urgent ? .urgent : .normal
+        async let missingDone: Void = refetch(missing, reason: .missing, priority: priority)
+        async let corruptDone: Void = refetch(corrupt, reason: .corrupt, priority: priority)
+        _ = await (missingDone, corruptDone)
+        if urgent { urgentRepairs -= 1 }
+        updateUrgentLane()
+    }
+
+    /// The next checks to run: every urgent one, else the files of the rescan's next page
     /// of the index whose `lstat` is not the one their row records (the rest are intact: `check` would find
     /// the same with a lookup and two `lstat`s each, on the silo). Nil when there is nothing left to check.
-    private func nextChecks(urgentOnly: Bool) async -> (names: [String], urgent: Bool)? {
+    private func nextChecks() async -> (names: [String], urgent: Bool)? {
         if !urgentChecks.isEmpty {
             let names = urgentChecks.sorted()
             urgentChecks.removeAll()
             return (names, true)
         }
-        guard !urgentOnly, let cursor = rescanCursor else { return nil }
+        guard let cursor = rescanCursor else { return nil }
         let page: [(name: String, fingerprint: FileFingerprint?)]
         do {
             page = try core.index.fingerprints(after: cursor, limit: Self.rescanPage)

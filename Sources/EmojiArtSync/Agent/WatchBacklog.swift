@@ -4,9 +4,10 @@ import Synchronization
 /// acting task takes everything that arrived meanwhile at once, so a burst (2,000 files deleted) costs a few
 /// rounds of checks, not one per event.
 ///
-/// Events are not held here: the acting task waits at the `RenameGate` (which the reading task feeds directly,
-/// counting only deletions) before it starts repairs, and every rename into DIR waits there again. Events that
-/// say the folder or its state directory is gone stop the agent as soon as they are read.
+/// Events are not held here: the reading task feeds the `RenameGate` first (it counts deletions, and leaves the
+/// agent's own renames into DIR out of what is added here), a repair's temporary file and every rename into DIR
+/// wait at the gate. Events that say the folder or its state directory is gone stop the agent as soon as they are
+/// read.
 final class WatchBacklog: Sendable {
     /// What ``take()`` gives.
     enum Taken {

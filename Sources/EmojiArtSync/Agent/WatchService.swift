@@ -44,8 +44,8 @@ struct WatchService: AgentService {
                         // gate must see DIR gone (and the agent stop, naming why) before it could rename anything,
                         // and a deletion must hold renames even while the acting task is busy.
                         if let gone = vanished(batch) { stop.directoryGone(directory, gone) }
-                        gate.note(batch)
-                        backlog.add(batch)
+                        let personal = gate.note(batch)  // without the agent's own renames into DIR
+                        if !personal.isEmpty { backlog.add(personal) }
                     }
                     backlog.end()
                 }
@@ -67,22 +67,36 @@ struct WatchService: AgentService {
     }
 
     /// Hands the backlog's events to the keeper as they come due, until the watch ends, DIR is gone (then the
-    /// agent is stopped) or the task is cancelled.
+    /// agent is stopped) or the task is cancelled. Each batch is handled in a child task of its own, so the events
+    /// that come while a repair runs (its fetch, its commit, DIR's `fsync`) are checked and repaired at once, not
+    /// after it; with `handledAtOnce` batches in hand, the next waits, and the events meanwhile gather in the
+    /// backlog into one batch.
     private func act(on backlog: WatchBacklog) async {
-        while !Task.isCancelled {
-            switch backlog.take() {
-            case .wait:
-                await backlog.alarm.sleep(until: nil)
-            case .events(let batch, let ended):
-                if let gone = vanished(batch) {
-                    stop.directoryGone(directory, gone)
-                    return
+        await withTaskGroup(of: Void.self) { handling in
+            var inHand = 0
+            while !Task.isCancelled {
+                switch backlog.take() {
+                case .wait:
+                    await backlog.alarm.sleep(until: nil)
+                case .events(let batch, let ended):
+                    if let gone = vanished(batch) {
+                        stop.directoryGone(directory, gone)
+                        return
+                    }
+                    if inHand == Self.handledAtOnce {
+                        await handling.next()
+                        inHand -= 1
+                    }
+                    handling.addTask { await handle(batch) }
+                    inHand += 1
+                    if ended { return }
                 }
-                await handle(batch)
-                if ended { return }
             }
         }
     }
+
+    /// Batches of events handled side by side at most.
+    static let handledAtOnce = 4
 
     private func fallBackToRescans(_ reason: String) {
         mode.set(.polling)

@@ -146,11 +146,13 @@ final class DiskStorage {
     /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
     func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
+        gate.expectOwnArrival(of: name)  // its `IN_MOVED_TO` is the agent's own: the watcher does not check it
         let renamed = descriptor >= 0
             ? emojiart_rename_noreplace(AT_FDCWD, temporaryFile, descriptor, name)
             : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
         if renamed == 0 { return .installed }
         let code = errno
+        gate.cancelOwnArrival(of: name)
         unlink(temporaryFile)
         if code == EEXIST { return .occupied }
         throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the asset into place")

@@ -79,7 +79,9 @@ final class OwnershipGuard {
             unlink(temporary)
             throw SyncError.system("rename", path: staged, errno: code, hint: "cannot move the asset into place")
         }
-        gate?.expectOwnRemoval(of: name)  // the swap moves the old file out of DIR: an event of the agent's own
+        // The swap moves the old file out of DIR and the new one in: events of the agent's own.
+        gate?.expectOwnRemoval(of: name)
+        gate?.expectOwnArrival(of: name)
         let (at, entry) = inDirectory(name)
         if emojiart_rename_exchange(AT_FDCWD, staged, at, entry) == 0 {
             let previous: HeldFile
@@ -97,6 +99,7 @@ final class OwnershipGuard {
         }
         let code = errno
         gate?.cancelOwnRemoval(of: name)
+        gate?.cancelOwnArrival(of: name)
         if code == ENOENT {
             // The path was emptied since it was looked at: the new file goes in only if it is still empty.
             return try install(staged, as: name) ? .installed(movedAside: nil) : .occupied
@@ -201,8 +204,10 @@ final class OwnershipGuard {
     private func install(_ source: String, as name: String, keepingSourceOnFailure: Bool = false) throws(SyncError) -> Bool {
         let target = directory.path(ofAsset: name)
         let (at, entry) = inDirectory(name)
+        gate?.expectOwnArrival(of: name)
         if emojiart_rename_noreplace(AT_FDCWD, source, at, entry) == 0 { return true }
         let code = errno
+        gate?.cancelOwnArrival(of: name)
         if !keepingSourceOnFailure { unlink(source) }
         if code == EEXIST { return false }
         throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the file into place")

@@ -17,7 +17,10 @@ import Glibc
 ///
 /// Only deletions of DIR's entries (`IN_DELETE`, `IN_MOVED_FROM`) count, never what the agent does itself: its
 /// renames into DIR are arrivals, not deletions, and the names the `OwnershipGuard` takes out of DIR are
-/// announced first (`expectOwnRemoval`), so their events are skipped. The quiet the gate waits for adapts to
+/// announced first (`expectOwnRemoval`), so their events are skipped. The renames into DIR are announced too
+/// (`expectOwnArrival`), and ``note(_:)`` leaves their `IN_MOVED_TO` out of what the watcher acts on: a file the
+/// agent has just put in place needs no check (a cold sync's 90,000 renames were each checked again, as urgent as
+/// a person's change, and held the repairs of real deletions back). The quiet the gate waits for adapts to
 /// the burst: `loneQuiet` after a deletion with no other one just before it, `burstQuiet` after each deletion
 /// of a burst (a pause of `rm` on a busy machine is far shorter). The watcher feeds it from the task that
 /// reads inotify, not from the one that acts on the events, so a repair that keeps that one busy never hides
@@ -39,7 +42,9 @@ final class RenameGate: Sendable {
         var gone: String?
         var watching = false
         /// Names the agent is taking out of DIR itself, with when it said so.
-        var expected: [String: [ContinuousClock.Instant]] = [:]
+        var expectedRemovals: [String: [ContinuousClock.Instant]] = [:]
+        /// Names the agent is renaming into DIR itself, with when it said so.
+        var expectedArrivals: [String: [ContinuousClock.Instant]] = [:]
         /// Tasks in `waitUntilOpen` now.
         var waiters = 0
         /// Shut by a test (`holdShut`), whatever DIR does.
@@ -67,53 +72,88 @@ final class RenameGate: Sendable {
 
     /// The agent is about to take `name` out of DIR (a removal, a replacement): its deletion event is its own.
     func expectOwnRemoval(of name: String) {
-        let now = ContinuousClock.now
-        state.withLock { state in
-            guard state.watching else { return }
-            state.expected[name, default: []].append(now)
-        }
+        expect(name, in: \.expectedRemovals)
     }
 
     /// The removal announced for `name` did not happen (its rename failed): no event will come.
     func cancelOwnRemoval(of name: String) {
+        cancel(name, in: \.expectedRemovals)
+    }
+
+    /// The agent is about to rename a file of its own into DIR as `name`: its arrival event is its own.
+    func expectOwnArrival(of name: String) {
+        expect(name, in: \.expectedArrivals)
+    }
+
+    /// The arrival announced for `name` did not happen (its rename failed): no event will come.
+    func cancelOwnArrival(of name: String) {
+        cancel(name, in: \.expectedArrivals)
+    }
+
+    private func expect(_ name: String, in expectations: WritableKeyPath<State, [String: [ContinuousClock.Instant]]>) {
+        let now = ContinuousClock.now
         state.withLock { state in
-            guard var times = state.expected[name], !times.isEmpty else { return }
-            times.removeLast()
-            state.expected[name] = times.isEmpty ? nil : times
+            guard state.watching else { return }
+            state[keyPath: expectations][name, default: []].append(now)
         }
     }
 
-    /// Takes a batch of the watcher's events, as they are read.
-    func note(_ batch: [WatchEvent]) {
-        let now = ContinuousClock.now
+    private func cancel(_ name: String, in expectations: WritableKeyPath<State, [String: [ContinuousClock.Instant]]>) {
         state.withLock { state in
+            guard var times = state[keyPath: expectations][name], !times.isEmpty else { return }
+            times.removeLast()
+            state[keyPath: expectations][name] = times.isEmpty ? nil : times
+        }
+    }
+
+    /// Takes a batch of the watcher's events, as they are read, and returns the events to act on: all of them but
+    /// the arrivals the agent announced (its own renames into DIR).
+    @discardableResult
+    func note(_ batch: [WatchEvent]) -> [WatchEvent] {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            var personal: [WatchEvent] = []
+            personal.reserveCapacity(batch.count)
             for event in batch {
                 if event.endsWatch {
                     state.gone = state.gone ?? "DIR is gone"
-                    continue
-                }
-                if WatchBacklog.touchesStateDirectory(event) {
+                } else if WatchBacklog.touchesStateDirectory(event) {
                     state.gone = state.gone ?? "the state directory is gone"
-                    continue
+                } else if event.mask.contains(.queueOverflow) {
+                    // Events were lost: announcements whose events will never come must not swallow later ones.
+                    state.expectedArrivals.removeAll()
+                    state.expectedRemovals.removeAll()
+                } else if let name = event.name {
+                    if event.mask.contains(.movedTo),
+                        Self.consumeExpectation(of: name, in: &state.expectedArrivals, now: now)
+                    {
+                        continue
+                    }
+                    if !event.mask.isDisjoint(with: [.delete, .movedFrom]),
+                        !Self.consumeExpectation(of: name, in: &state.expectedRemovals, now: now)
+                    {
+                        let burst = state.lastDeletion.map { now - $0 < Self.burstGap } ?? false
+                        state.lastDeletion = now
+                        state.shutUntil = now.advanced(by: burst ? Self.burstQuiet : Self.loneQuiet)
+                    }
                 }
-                guard let name = event.name, !event.mask.isDisjoint(with: [.delete, .movedFrom]) else { continue }
-                if Self.consumeExpectation(of: name, in: &state, now: now) { continue }
-                let burst = state.lastDeletion.map { now - $0 < Self.burstGap } ?? false
-                state.lastDeletion = now
-                state.shutUntil = now.advanced(by: burst ? Self.burstQuiet : Self.loneQuiet)
+                personal.append(event)
             }
+            return personal
         }
     }
 
-    private static func consumeExpectation(of name: String, in state: inout State, now: ContinuousClock.Instant) -> Bool {
-        guard var times = state.expected[name] else { return false }
+    private static func consumeExpectation(
+        of name: String, in expected: inout [String: [ContinuousClock.Instant]], now: ContinuousClock.Instant
+    ) -> Bool {
+        guard var times = expected[name] else { return false }
         times.removeAll { now - $0 > expectationLifetime }
         guard !times.isEmpty else {
-            state.expected[name] = nil
+            expected[name] = nil
             return false
         }
         times.removeFirst()
-        state.expected[name] = times.isEmpty ? nil : times
+        expected[name] = times.isEmpty ? nil : times
         return true
     }
 

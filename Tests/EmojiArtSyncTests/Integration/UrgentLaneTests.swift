@@ -48,4 +48,31 @@ struct UrgentLaneTests {
         let passEndAt = try #require(passEnds, "no poll line for the pass")
         #expect(repairedAt < passEndAt, "the repair landed after the pass ended")
     }
+
+    /// A second deletion is checked and repaired while the repair of the first still waits: the gallery holds
+    /// image requests until two are being answered at once, so both repairs end only if the second one's request
+    /// is sent while the first one's is held. Before, the watcher handled one batch of events at a time and
+    /// waited for its repairs: the second deletion was not even checked until the first repair ended (here, never:
+    /// the first request waits for a second one, and the test's client does not give up on it).
+    @Test func aSecondDeletionIsRepairedWhileTheFirstRepairStillWaits() async throws {
+        let gallery = try await GalleryFixture(count: 20, imageSize: .small)
+        let dir = TemporaryDirectory("second-repair")
+        // No stall timeout within the test: a held request is never given up (and retried) meanwhile.
+        let agent = try await gallery.startAgent(dir: dir) { $0.http.stallTimeout = .seconds(200) }
+        let (first, second) = (gallery.validNumbers[0], gallery.validNumbers[1])
+        let requestsBefore = gallery.server.imageRequestCount
+        gallery.server.holdImageRequests(untilAnswering: 2, timeout: .seconds(100))
+        unlink(dir.file("gallery_image_\(first).png"))
+        try #require(await eventually(timeout: .seconds(30)) { gallery.server.imageRequestCount > requestsBefore })
+        unlink(dir.file("gallery_image_\(second).png"))
+        let repaired = await eventually(timeout: .seconds(30)) {
+            gallery.isMirrored(first, in: dir) && gallery.isMirrored(second, in: dir)
+        }
+        #expect(repaired, "the second deletion waited for the first repair")
+        #expect(gallery.server.peakRequestsInFlight >= 2)
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        let firstKey = Substring("key=/gallery/image?\(first)")
+        #expect(!logLines(dir.path).contains { $0.contains("asset unavailable") && $0.split(separator: " ").contains(firstKey) })
+    }
 }

@@ -21,6 +21,29 @@ import Testing
         #expect(gate.shutUntil != nil)
     }
 
+    /// The agent's own renames into DIR are announced and left out of what the watcher acts on, once each: a
+    /// person's rename onto the same name afterwards, or an arrival never announced, is acted on.
+    @Test func theAgentsOwnArrivalsAreLeftOutOfWhatTheWatcherActsOn() {
+        let gate = RenameGate()
+        gate.startWatching()
+        gate.expectOwnArrival(of: "gallery_image_1.png")
+        gate.expectOwnArrival(of: "gallery_image_3.png")
+        gate.cancelOwnArrival(of: "gallery_image_3.png")  // its rename failed
+        let acted = gate.note([
+            WatchEvent(mask: .movedTo, name: "gallery_image_1.png", cookie: 1),
+            WatchEvent(mask: .movedTo, name: "gallery_image_1.png", cookie: 2),
+            WatchEvent(mask: .movedTo, name: "gallery_image_2.png", cookie: 3),
+            WatchEvent(mask: .movedTo, name: "gallery_image_3.png", cookie: 4),
+            WatchEvent(mask: .closeWrite, name: "gallery_image_1.png"),
+        ])
+        #expect(acted.map(\.cookie) == [2, 3, 4, 0])
+        #expect(gate.shutUntil == nil)
+        // Lost events (an overflow) drop the announcements: they cannot swallow a later event.
+        gate.expectOwnArrival(of: "gallery_image_4.png")
+        gate.note([WatchEvent(mask: .queueOverflow, name: nil)])
+        #expect(gate.note([WatchEvent(mask: .movedTo, name: "gallery_image_4.png", cookie: 5)]).count == 1)
+    }
+
     @Test func aLoneDeletionShutsItBrieflyAndABurstForLonger() async {
         let gate = RenameGate()
         let before = ContinuousClock.now
