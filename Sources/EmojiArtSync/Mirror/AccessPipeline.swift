@@ -706,7 +706,8 @@ final class AccessPipeline {
 
     /// The feed's assets in exactly one state each: `ok` (stored and not failing), `failing` (the last access
     /// failed; retried at its time), `missing` (neither: not fetched yet, or damaged and waiting for its repair).
-    /// The three add up to the feed's size. Costs a lookup per failing key, not per asset.
+    /// The three add up to the feed's size. Costs a look at the catalogue per failing key (an index lookup only
+    /// before the catalogue's first walk of a feed).
     func assetStates() throws(SyncError) -> (ok: Int, missing: Int, failing: Int) {
         let basis = [memory.failuresVersion, UInt64(catalogue.storedInFeed), catalogue.version]
         if let cached = assetStatesCache, cached.basis == basis { return cached.states }
@@ -714,7 +715,11 @@ final class AccessPipeline {
         var failingStored = 0
         for key in memory.failingKeysUnordered where catalogue.contains(key) {
             failing += 1
-            if try index.entry(for: key) != nil { failingStored += 1 }
+            if let stored = catalogue.isStored(key) {
+                if stored { failingStored += 1 }
+            } else if try index.entry(for: key) != nil {
+                failingStored += 1
+            }
         }
         let ok = catalogue.storedInFeed - failingStored
         let states = (ok, catalogue.keys.count - ok - failing, failing)

@@ -37,10 +37,15 @@ struct FeedSweepTests {
         #expect(try await core.owned.remove(removedRow) > 0)
         #expect(Set(try catalogue.current().unstored) == Set(try failing.map(key)).union([removedRow]))
         #expect(catalogue.storedInFeed == valid.count - 1)
+        // Which keys are stored is known without asking the index (what `status` counts failing keys with).
+        #expect(catalogue.isStored(removedRow) == false)
+        #expect(try failing.map(key).allSatisfy { catalogue.isStored($0) == false })
+        #expect(try valid.dropFirst().map(key).allSatisfy { catalogue.isStored($0) == true })
         // It comes back (a repair stores it): the same sweep sees that too.
         _ = try await core.pipeline.refetch(removedRow)
         #expect(Set(try catalogue.current().unstored) == Set(try failing.map(key)))
         #expect(catalogue.storedInFeed == valid.count)
+        #expect(catalogue.isStored(removedRow) == true)
         #expect(try catalogue.current().unstored == (try failing.map(key)).sorted())
 
         // One tag changes: that key is stale, and stays stale for the same feed until its row takes the new tag.
