@@ -75,8 +75,10 @@ struct LogVolumeTests {
         configuration.http.retryPolicy = RetryPolicy(base: .milliseconds(100), cap: .milliseconds(200), unusableAnswer: .milliseconds(200))
         let agent = try await RunningAgent(configuration)
         func failed() -> [String] { (assetLines(logLines(dir.path))["key=/gallery/image?10"] ?? []).filter { $0.contains("result=failed") } }
-        // Retried until asked again twice: each answer the same JSON, each a failure like the first.
-        #expect(await eventually { gallery.server.requestCount(path: "/gallery/image?10") >= 3 })
+        // Retried until asked again twice: each answer the same JSON, each a failure like the first. Synchronised on
+        // the lines themselves: the gallery counts a request before its answer has reached the agent, so stopping
+        // at the third request could cancel the third failure before it was logged.
+        #expect(await eventually { gallery.server.requestCount(path: "/gallery/image?10") >= 3 && failed().count >= 3 })
         #expect(await agent.stop() == .success)
         await gallery.stop()
         let lines = failed()
