@@ -101,7 +101,7 @@ final class StreamedBodyFile: HTTPBodySink {
                 return true
             }
             if state.path == nil, let mayMakeFile, !mayMakeFile() {
-                state.failure = "the body outgrew its \(Self.bufferSize / 1024) KiB buffer while DIR was being emptied (nothing is made in its state directory then)"
+                state.failure = "the body outgrew its \(Self.bufferSize / 1024) KiB buffer while deletions in DIR held new files back (DIR may be being emptied: nothing is made in its state directory then)"
                 return false
             }
             guard makeFile(&state), Self.flush(&state) else { return false }
@@ -165,7 +165,12 @@ final class StreamedBodyFile: HTTPBodySink {
     /// is no image makes no file.
     func store() throws(SyncError) -> (path: String, identity: FileIdentity) {
         let outcome = state.withLock { state -> Result<(String, FileIdentity), SyncError> in
-            if state.failure == nil, state.path == nil, makeFile(&state) { _ = Self.flush(&state) }
+            if state.failure == nil, state.path == nil, makeFile(&state) {
+                // Written in one piece, then dropped: `finish()` handed the same bytes out, so clearing the buffer
+                // in place would copy it.
+                _ = state.buffer.withUnsafeBytes { Self.writeAll($0, &state) }
+                state.buffer = []
+            }
             let path = state.path ?? folder.path
             if let failure = state.failure {
                 return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
