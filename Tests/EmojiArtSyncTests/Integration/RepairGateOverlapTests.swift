@@ -25,6 +25,7 @@ struct RepairGateOverlapTests {
         let hooks = AgentTestHooks()
         let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
         let gate = try #require(hooks.renameGate)
+        try await Self.waitForTheFirstPollsRescan(dir)
         let number = gallery.validNumbers[0]
         let path = dir.file("gallery_image_\(number).png")
         let requestsBefore = imageRequests.value.count
@@ -64,6 +65,7 @@ struct RepairGateOverlapTests {
         let hooks = AgentTestHooks()
         let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
         let gate = try #require(hooks.renameGate)
+        try await Self.waitForTheFirstPollsRescan(dir)
         let path = dir.file("gallery_image_\(number).png")
         #expect(readBytes(path) == large)
         let requestsBefore = imageRequests.value.count
@@ -79,6 +81,16 @@ struct RepairGateOverlapTests {
         #expect(Self.temporaryFiles(in: dir) == [])
         #expect(await agent.stop() == .success)
         await gallery.stop()
+    }
+
+    /// Returns once the first poll has logged its line, which it writes after the rescan that follows a new feed.
+    /// Every file is on disk before that rescan ends, and a rescan that finds the test's deletion repairs it as the
+    /// scheduler's work (normal priority, its file made at once, only the rename waiting for the gate), not as the
+    /// watcher's: this test looks at the watcher's repair alone. (Unlinking while the rescan still ran failed one
+    /// fresh-clone CI run: a temporary file in `tmp/` with the gate held shut.)
+    private static func waitForTheFirstPollsRescan(_ dir: TemporaryDirectory) async throws {
+        let polled = await eventually(timeout: .seconds(30)) { logLines(dir.path).contains { $0.contains("event=poll") } }
+        if !polled { throw TestFailure("the agent's first poll logged no line") }
     }
 
     /// What the state directory's `tmp/` holds.
