@@ -22,6 +22,17 @@ int emojiart_rename_exchange(int olddirfd, const char *from, int newdirfd, const
 /// does not export it: it is behind _GNU_SOURCE). Returns 0, or -1 with errno set.
 int emojiart_syncfs(int fd);
 
+// MARK: - Files with no name yet (unnamed_file.c)
+
+/// open(2) with O_TMPFILE, O_WRONLY and O_CLOEXEC (mode 0644): a new file in the file system of `directory` that has
+/// no name, so nothing in `directory` shows it until it is linked (Swift's Glibc module does not export O_TMPFILE).
+/// Returns the descriptor, or -1 with errno set (EOPNOTSUPP or EISDIR where the file system or kernel has none).
+int emojiart_open_unnamed_file(const char *directory);
+
+/// Gives the unnamed file open as `fd` (from emojiart_open_unnamed_file) the name `path`, with linkat(2): through
+/// AT_EMPTY_PATH, else through /proc/self/fd. Returns 0, or -1 with errno set (EEXIST when `path` exists).
+int emojiart_link_unnamed_file(int fd, const char *path);
+
 // MARK: - Wake-up descriptor (eventfd.c)
 
 /// eventfd(2) with a zero counter, EFD_CLOEXEC and EFD_NONBLOCK: a descriptor that a write of 8 bytes makes

@@ -17,6 +17,9 @@ struct StagedAsset: Sendable {
     /// Which file the temporary file is (taken from the descriptor it was written through): what the committer
     /// records as the agent's file once it is renamed into place.
     let temporaryIdentity: FileIdentity
+    /// The bytes are durable already (a repair's, flushed while DIR's deletions held it back): the committer
+    /// renames it without flushing it again.
+    var flushed = false
 }
 
 /// What a fetch that may be conditional came to: `304 Not Modified` (no body, no file), or a staged asset.
@@ -38,9 +41,10 @@ extension AssetFetcher {
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
     ///
     /// With `gate` (a repair the watcher asked for, whose check and fetch do not wait for DIR's deletions to pause)
-    /// the file is made only while the `RenameGate` is open: a body that fits the write buffer waits in it for the
-    /// gate, one that outgrows it while the gate is shut fails (the caller waits for the gate before fetching a
-    /// file it knows to be that large).
+    /// the file is named only while the `RenameGate` is open: a body that fits the write buffer is written and
+    /// flushed into a file with no name while the gate is shut and named once it opens (`StreamedBodyFile.storeFlushed`;
+    /// where the file system has no unnamed files it waits in the buffer), one that outgrows the buffer while the gate
+    /// is shut fails (the caller waits for the gate before fetching a file it knows to be that large).
     @concurrent
     func fetchAndStage(
         _ key: AssetKey, in temporaryFolder: TemporaryFolder, priority: RequestPriority = .normal,
@@ -91,6 +95,7 @@ extension AssetFetcher {
         metrics.fetched(bytes: body.size, duration: started.duration(to: .now))
         let info: PNGInfo
         let stored: (path: String, identity: FileIdentity)
+        var flushed = false
         do {
             // A body that fitted in the write buffer is checked from it, before any file is made; a larger one from
             // its file.
@@ -99,13 +104,18 @@ extension AssetFetcher {
             } else {
                 info = try PNGValidator.validate(body.bytes ?? [], level: verification)
             }
-            // A repair's file is made only once DIR is not being emptied (`RenameGate`).
-            if let gate, body.path == nil, let gone = await gate.waitUntilOpen() {
-                throw SyncError(
-                    .system, "\(temporaryFolder.path) is being removed (\(gone)): the body of \(url) is not written there",
-                    path: temporaryFolder.path)
+            // A repair's file is named only once DIR is not being emptied (`RenameGate`); meanwhile it is written
+            // and flushed with no name.
+            if let gate, body.path == nil, let unnamed = try await file.storeFlushed(once: gate) {
+                (stored, flushed) = (unnamed, true)
+            } else {
+                if let gate, body.path == nil, let gone = await gate.waitUntilOpen() {
+                    throw SyncError(
+                        .system, "\(temporaryFolder.path) is being removed (\(gone)): the body of \(url) is not written there",
+                        path: temporaryFolder.path)
+                }
+                stored = try file.store()
             }
-            stored = try file.store()
         } catch let defect as PNGDefect {
             file.discard()
             throw SyncError(.invalidImage, "\(url) did not answer with a valid PNG: \(defect)", underlying: defect)
@@ -115,7 +125,7 @@ extension AssetFetcher {
         }
         return .staged(StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
-            validators: newValidators, temporaryPath: stored.path, temporaryIdentity: stored.identity))
+            validators: newValidators, temporaryPath: stored.path, temporaryIdentity: stored.identity, flushed: flushed))
     }
 
     /// Checks the PNG in the file at `path` (`size` bytes) as `PNGValidator` checks bytes, libpng's limits

@@ -1,3 +1,4 @@
+import CShims
 import CurlHTTP
 import Synchronization
 
@@ -187,6 +188,57 @@ final class StreamedBodyFile: HTTPBodySink {
             return .success((path, FileIdentity(info)))
         }
         return try outcome.get()
+    }
+
+    /// ``store()`` for a repair's body held whole while DIR's deletions keep the `RenameGate` shut, when no name may
+    /// be made in the temporary folder (`rm -rf DIR` would trip over it): the bytes go into a file with no name yet
+    /// (`O_TMPFILE`) and are flushed there and then, on the blocking-I/O pool, and the file is given its name in the
+    /// temporary folder once the gate opens. What follows the gate is then a link and the committer's rename, not a
+    /// create, a write and an `fsync`, so a lone deletion's quiet and its repair's flush overlap. The file handed on
+    /// is durable (the committer need not flush it again).
+    ///
+    /// Returns nil, having made nothing, where the file system or kernel has no unnamed files or the link cannot be
+    /// made: the caller waits for the gate and calls ``store()``. Throws why DIR is gone, as the gate says.
+    func storeFlushed(once gate: RenameGate) async throws(SyncError) -> (path: String, identity: FileIdentity)? {
+        let folder = folder
+        let written: Result<Bool, SyncError> = await BlockingIO.run { [self] in
+            state.withLock { state in
+                guard state.failure == nil, state.path == nil, state.fd < 0 else { return .success(false) }
+                let fd = emojiart_open_unnamed_file(folder.path)
+                guard fd >= 0 else { return .success(false) }
+                state.fd = fd
+                guard state.buffer.withUnsafeBytes({ Self.writeAll($0, &state) }) else {
+                    return .failure(SyncError(.system, "cannot write an unnamed file in \(folder.path): \(state.failure ?? "")", path: folder.path))
+                }
+                if fsync(fd) != 0 {
+                    return .failure(SyncError.system("fsync", path: folder.path, errno: errno, hint: "cannot flush the asset to disk"))
+                }
+                return .success(true)
+            }
+        }
+        guard try written.get() else { return nil }
+        if let gone = await gate.waitUntilOpen() {
+            throw SyncError(.system, "\(folder.path) is being removed (\(gone)): the repair's file is not named there", path: folder.path)
+        }
+        return try state.withLock { state throws(SyncError) -> (path: String, identity: FileIdentity)? in
+            let path = DiskStorage.newTemporaryPath(in: folder)
+            guard emojiart_link_unnamed_file(state.fd, path) == 0 else {
+                // No name for it (no `/proc`, say): the bytes are still held, `store()` writes them to a named file.
+                close(state.fd)
+                state.fd = -1
+                return nil
+            }
+            state.path = path
+            var info = stat()
+            let looked = fstat(state.fd, &info) == 0
+                ? nil : SyncError.system("fstat", path: path, errno: errno, hint: "cannot tell which file the asset is")
+            close(state.fd)
+            state.fd = -1
+            if let looked { throw looked }  // the named file goes with the sink (`deinit`, `discard`)
+            state.buffer = []
+            state.handedOn = true
+            return (path, FileIdentity(info))
+        }
     }
 
     private static func flush(_ state: inout State) -> Bool {

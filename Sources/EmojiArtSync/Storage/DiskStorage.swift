@@ -123,12 +123,15 @@ final class DiskStorage {
     private nonisolated static let temporaryNamePrefix = "incoming-\(getpid())-\(UInt64.random(in: 0...UInt64.max))-"
     private nonisolated static let temporaryNameCounter = Atomic<UInt64>(0)
 
+    /// A name in `folder` no file of this process had: where a new temporary file goes.
+    nonisolated static func newTemporaryPath(in folder: TemporaryFolder) -> String {
+        folder.path + "/" + temporaryNamePrefix + String(temporaryNameCounter.wrappingAdd(1, ordering: .relaxed).newValue)
+    }
+
     /// A new, uniquely named file in `folder` (`O_EXCL`, mode 0644), open for writing: its descriptor and path. The caller closes it, and removes it unless it hands the path on.
     /// It is not flushed here: `GroupCommitter` flushes a whole batch before any of it is renamed into place.
     nonisolated static func createTemporaryFile(in folder: TemporaryFolder) throws(SyncError) -> (fd: Int32, path: String) {
-        let number = temporaryNameCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        let name = temporaryNamePrefix + String(number)
-        let path = folder.path + "/" + name
+        let path = newTemporaryPath(in: folder)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 { throw SyncError.system("open", path: path, errno: errno, hint: "cannot create a temporary file") }
         return (fd, path)

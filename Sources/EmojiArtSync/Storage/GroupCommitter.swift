@@ -54,6 +54,8 @@ final class GroupCommitter {
         /// The temporary file's identity, from its writer's descriptor: the commit does not look the path up again.
         let identity: FileIdentity
         let entry: IndexEntry
+        /// Its bytes are durable already (`StagedAsset.flushed`): renamed without a flush of its own.
+        var flushed = false
     }
 
     /// What committing one file came to.
@@ -134,7 +136,9 @@ final class GroupCommitter {
             name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
         switch try await commit(PendingFile(
-            temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry), in: lane) {
+            temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry, flushed: staged.flushed),
+            in: lane)
+        {
         case .installed(_, let movedAside):
             log.pathStored(path)
             if let movedAside { log.movedAside(asset.key, name: name, to: movedAside) }
@@ -233,8 +237,8 @@ final class GroupCommitter {
         TestFaultSwitch.killIfAsked(at: .afterWrites)
         // 1. Durable bytes, once for the batch, off the silo.
         let folder = storage.temporaryFolder
-        let paths = batch.map(\.temporaryPath)
-        if let failure = await BlockingIO.run({ Self.flush(paths, in: folder) }) {
+        let paths = batch.lazy.filter { !$0.flushed }.map(\.temporaryPath)
+        if !paths.isEmpty, let failure = await BlockingIO.run({ [paths = Array(paths)] in Self.flush(paths, in: folder) }) {
             for file in batch { unlink(file.temporaryPath) }
             return batch.map { _ in .failure(failure) }
         }

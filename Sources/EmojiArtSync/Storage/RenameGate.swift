@@ -9,11 +9,13 @@ import Glibc
 ///
 /// `rm -rf DIR` deletes DIR's entries microseconds apart, then the state directory, then DIR. Every rename
 /// into DIR waits here (`GroupCommitter`, before each batch's renames), so every repair, whoever asked for it
-/// (the watcher, a rescan, a retry, the scrub), passes the gate. A repair the watcher starts also makes its
-/// temporary file only once the gate is open (a file created in the state directory while `rm` is inside it makes
-/// `rm` fail): its check and fetch start at once, and a body that fits `StreamedBodyFile`'s buffer waits here in
-/// memory (`AssetFetcher.fetchAndStage(_:in:validators:priority:madeWhenOpen:)`). A lone deletion therefore costs
-/// `loneQuiet` or the fetch, whichever is longer, and a cold sync's thousands of renames cost nothing.
+/// (the watcher, a rescan, a retry, the scrub), passes the gate. A repair the watcher starts also names its
+/// temporary file only once the gate is open (a name created in the state directory while `rm` is inside it makes
+/// `rm` fail): its check and fetch start at once, and a body that fits `StreamedBodyFile`'s buffer is written and
+/// flushed meanwhile into a file with no name (`O_TMPFILE`), which is named once the gate opens
+/// (`AssetFetcher.fetchAndStage(_:in:validators:priority:madeWhenOpen:)`). A lone deletion therefore costs
+/// `loneQuiet` or the fetch and flush, whichever is longer, then a link and a rename; a cold sync's thousands of
+/// renames cost nothing.
 ///
 /// Only deletions of DIR's entries (`IN_DELETE`, `IN_MOVED_FROM`) count, never what the agent does itself: its
 /// renames into DIR are arrivals, not deletions, and the names the `OwnershipGuard` takes out of DIR are

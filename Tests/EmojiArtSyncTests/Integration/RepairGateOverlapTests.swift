@@ -36,14 +36,17 @@ struct RepairGateOverlapTests {
             imageRequests.value.dropFirst(requestsBefore).contains("/gallery/image?\(number)")
         }
         #expect(fetched, "no request for the deleted file while the gate was shut")
-        // The body waits at the gate in memory: nothing was made in the temporary folder, nothing is back in DIR.
+        // The body waits at the gate written and flushed, in a file with no name: nothing was made in the temporary
+        // folder that `rm -rf` could trip over, nothing is back in DIR.
         #expect(await eventually(timeout: .seconds(30)) { gate.waiters >= 1 })
         #expect(Self.temporaryFiles(in: dir) == [])
+        #expect(Self.unnamedFileSizes(in: dir) == [gallery.server.imageBytes(number).count])
         #expect(access(path, F_OK) != 0)
 
         gate.holdShut(false)
         #expect(await eventually(timeout: .seconds(30)) { gallery.isMirrored(number, in: dir) })
         #expect(Self.temporaryFiles(in: dir) == [])
+        #expect(Self.unnamedFileSizes(in: dir) == [])
         #expect(imageRequests.value.dropFirst(requestsBefore).filter { $0 == "/gallery/image?\(number)" }.count == 1)
         #expect(await agent.stop() == .success)
         await gallery.stop()
@@ -91,6 +94,21 @@ struct RepairGateOverlapTests {
     private static func waitForTheFirstPollsRescan(_ dir: TemporaryDirectory) async throws {
         let polled = await eventually(timeout: .seconds(30)) { logLines(dir.path).contains { $0.contains("event=poll") } }
         if !polled { throw TestFailure("the agent's first poll logged no line") }
+    }
+
+    /// The sizes of the files with no name (`O_TMPFILE`) this process holds open in the state directory's `tmp/`:
+    /// `/proc/self/fd` shows one as `tmp/#INODE (deleted)`.
+    private static func unnamedFileSizes(in dir: TemporaryDirectory) -> [Int] {
+        let folder = dir.path + "/" + SyncDirectory.stateDirectoryName + "/tmp/#"
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.compactMap { fd -> Int? in
+            let link = "/proc/self/fd/" + fd
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link),
+                target.hasPrefix(folder), target.hasSuffix(" (deleted)")
+            else { return nil }
+            var info = stat()
+            return stat(link, &info) == 0 ? Int(info.st_size) : nil
+        }
     }
 
     /// What the state directory's `tmp/` holds.

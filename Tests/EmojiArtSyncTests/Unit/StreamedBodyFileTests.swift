@@ -105,4 +105,40 @@ import Testing
         #expect(throws: SyncError.self) { try large.store() }
         #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
     }
+
+    /// A repair's body held whole while the rename gate is shut: written and flushed into a file with no name, which
+    /// is named in the folder only once the gate opens; the identity handed on is the named file's.
+    @Test func aHeldBodyIsWrittenWithNoNameUntilTheGateOpens() async throws {
+        let dir = TemporaryDirectory("streamed-unnamed")
+        let bytes = (0..<5000).map { UInt8($0 % 241) }
+        let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
+        #expect(bytes.withUnsafeBytes { file.write($0) })
+        _ = try file.finish()
+        let gate = RenameGate()
+        gate.holdShut(true)
+        let stored = Task { try await file.storeFlushed(once: gate) }
+        #expect(await eventually(timeout: .seconds(30)) { gate.waiters == 1 })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+        gate.holdShut(false)
+        let named = try #require(try await stored.value)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).map { dir.path + "/" + $0 } == [named.path])
+        #expect(readBytes(named.path) == bytes)
+        #expect(try FileStatus.at(named.path)?.identity == named.identity)
+    }
+
+    /// DIR went while the body waited: the file is never named, and nothing is left in the folder.
+    @Test func aHeldBodyIsDroppedWhenDIRGoesWhileItWaits() async throws {
+        let dir = TemporaryDirectory("streamed-unnamed-gone")
+        let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
+        #expect([UInt8](repeating: 3, count: 300).withUnsafeBytes { file.write($0) })
+        _ = try file.finish()
+        let gate = RenameGate()
+        gate.holdShut(true)
+        let stored = Task { try await file.storeFlushed(once: gate) }
+        #expect(await eventually(timeout: .seconds(30)) { gate.waiters == 1 })
+        gate.shutForGood("DIR was deleted")
+        await #expect(throws: SyncError.self) { try await stored.value }
+        file.discard()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+    }
 }

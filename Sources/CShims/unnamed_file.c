@@ -1,0 +1,19 @@
+#define _GNU_SOURCE
+#include "CShims.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int emojiart_open_unnamed_file(const char *directory) {
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+}
+
+int emojiart_link_unnamed_file(int fd, const char *path) {
+    // AT_EMPTY_PATH links the descriptor itself, but only with CAP_DAC_READ_SEARCH (ENOENT without it);
+    // /proc/self/fd/N names the same file for anyone who may open it (open(2), O_TMPFILE).
+    if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) return 0;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+}
