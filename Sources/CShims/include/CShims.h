@@ -27,6 +27,8 @@ int emojiart_syncfs(int fd);
 /// open(2) with O_TMPFILE, O_WRONLY and O_CLOEXEC (mode 0644): a new file in the file system of `directory` that has
 /// no name, so nothing in `directory` shows it until it is linked (Swift's Glibc module does not export O_TMPFILE).
 /// Returns the descriptor, or -1 with errno set (EOPNOTSUPP or EISDIR where the file system or kernel has none).
+/// Test-only fault switch: EMOJIART_SYNC_TEST_FAULT containing `o-tmpfile-eopnotsupp` (read once per process)
+/// makes every call fail with EOPNOTSUPP.
 int emojiart_open_unnamed_file(const char *directory);
 
 /// Gives the unnamed file open as `fd` (from emojiart_open_unnamed_file) the name `path`, with linkat(2): through
