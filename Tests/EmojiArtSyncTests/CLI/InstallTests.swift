@@ -78,6 +78,31 @@ struct InstallTests {
         ["DESTDIR=\(destination)", "PREFIX=/usr", "BUILD_DIR=\(RepositoryFiles.buildDirectory)", "ALLOW_TOOLCHAIN_BUILD=1"]
     }
 
+    /// A build older than its sources (made before a `git pull` or an edit, `make` not run since) is refused by
+    /// name, naming a newer source, and nothing is installed; `ALLOW_STALE_BUILD=1` installs it anyway. Before,
+    /// `make install` alone installed whatever the build directory held, silently.
+    @Test func installRefusesABuildOlderThanItsSources() throws {
+        let make = try #require(RepositoryFiles.tool("make"), "make is not installed")
+        let build = TemporaryDirectory("stale-build")
+        let longAgo = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01, older than any checkout
+        for program in ["emojiart-sync", "emojiart-gallery"] {
+            try FileManager.default.copyItem(atPath: RepositoryFiles.buildDirectory + "/" + program, toPath: build.file(program))
+            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: build.file(program))
+        }
+        let destination = TemporaryDirectory("install-stale")
+        let variables = ["DESTDIR=\(destination.path)", "PREFIX=/usr", "BUILD_DIR=\(build.path)", "ALLOW_TOOLCHAIN_BUILD=1"]
+        let refused = try RepositoryFiles.run(make, ["install-agent"] + variables)
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("emojiart-sync is older than its sources"), "\(refused.output)")
+        #expect(refused.output.contains("Sources/"), "names no source: \(refused.output)")
+        #expect(refused.output.contains("ALLOW_STALE_BUILD=1"), "\(refused.output)")
+        #expect(files(under: destination.path).isEmpty, "installed anyway: \(files(under: destination.path))")
+
+        let allowed = try RepositoryFiles.run(make, ["install-agent", "ALLOW_STALE_BUILD=1"] + variables)
+        #expect(allowed.status == 0, "\(allowed.output)")
+        #expect(FileManager.default.isExecutableFile(atPath: destination.file("usr/bin/emojiart-sync")))
+    }
+
     @Test func installLandsEverythingAndUninstallRemovesIt() throws {
         let make = try #require(RepositoryFiles.tool("make"), "make is not installed")
         let destination = TemporaryDirectory("install")
