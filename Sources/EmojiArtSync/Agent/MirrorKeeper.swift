@@ -120,7 +120,8 @@ final class MirrorKeeper {
     /// is not on disk.
     ///
     /// The request is conditional (`If-None-Match`/`If-Modified-Since`) when the server gave validators for
-    /// the feed last time; a `304` ends the poll there: nothing changed, nothing to walk. A changed feed is
+    /// the feed last time; a `304` ends the poll there (nothing changed, nothing to walk), unless a full pass was
+    /// asked for (`SIGHUP`): that pass then runs over the feed kept. A changed feed is
     /// diffed against the index: new keys fetched, gone ones removed, keys whose tag changed refreshed. A feed
     /// that comes back with a new `ETag` and the same items costs its decode and little more: what was worked
     /// out from the feed is kept (`FeedCatalogue.replace`). Returns whether a changed feed was processed.
@@ -129,12 +130,19 @@ final class MirrorKeeper {
         let jobsBefore = SyncActor.jobsEntered  // with the counting executor only (`SiloJobTests`)
         let feed: GalleryFeed
         let bodyDigest: String
-        var bodyUnchanged = false
+        /// What became of the body: decoded, the same bytes as the last one (`unchanged`), or none (`not_modified`).
+        var body = "decoded"
         do {
-            let conditional = fullPassRequested || feedKeys.isEmpty ? nil : feedValidators
-            switch try await fetcher.fetchFeed(
+            // A reload (`SIGHUP`) asks conditionally too, when the last feed is kept: a `304` then carries the full
+            // pass over that feed, and the gallery sends no 36 MB body (100,000 items) it already said is unchanged.
+            let conditional = feedKeys.isEmpty || (fullPassRequested && lastFeed == nil) ? nil : feedValidators
+            let fetched = try await fetcher.fetchFeed(
                 validators: conditional, known: feedKeys, bodyFolder: core.storage.temporaryFolder,
-                unchangedDigest: lastFeed?.bodyDigest) {
+                unchangedDigest: lastFeed?.bodyDigest)
+            switch fetched {
+            case .notModified where fullPassRequested:
+                guard let last = lastFeed else { throw SyncError(.feed, "the feed's last body was not kept") }
+                (feed, bodyDigest, body) = (last.feed, last.bodyDigest, "not_modified")
             case .notModified:
                 feedFailures = 0
                 scheduleNextPoll()
@@ -154,7 +162,7 @@ final class MirrorKeeper {
                 feedValidators = validators.isEmpty ? nil : validators
             case .sameBody(let validators):
                 guard let last = lastFeed else { throw SyncError(.feed, "the feed's last body was not kept") }
-                (feed, bodyDigest, bodyUnchanged) = (last.feed, last.bodyDigest, true)
+                (feed, bodyDigest, body) = (last.feed, last.bodyDigest, "unchanged")
                 feedValidators = validators.isEmpty ? nil : validators
             }
         } catch {
@@ -229,7 +237,7 @@ final class MirrorKeeper {
             "event": "poll", "result": .string(removal.refused ? "refused" : "ok"),
             "entries": .stringConvertible(feed.entryCount), "unique": .stringConvertible(feed.uniqueKeys.count),
             "removed": .stringConvertible(removal.removed), "ms": .stringConvertible((ContinuousClock.now - started).milliseconds),
-            "body": .string(bodyUnchanged ? "unchanged" : "decoded"),
+            "body": .string(body),
         ]
         if let jobsBefore, let jobsNow = SyncActor.jobsEntered { metadata["silo_jobs"] = .stringConvertible(jobsNow - jobsBefore) }
         logger.info("feed poll", metadata: metadata)

@@ -67,8 +67,10 @@ struct ReloadTests {
         #expect(errorItemAskedAfter == errorItemAsked, "the reload asked again for an answer on record that was no image")
     }
 
-    /// A reload asks for the feed unconditionally; a body byte-identical to the last one decoded is not decoded
-    /// again (36 MB of JSON at 100,000 items), and the full pass over it still runs. A changed body is decoded.
+    /// A reload asks for the feed conditionally: the gallery's `304` carries the full pass over the feed kept (no
+    /// 36 MB body sent again at 100,000 items). A body byte-identical to the last one decoded (a new `ETag`, the same
+    /// bytes) is not decoded again, and the full pass over it still runs. A changed body is decoded.
+    /// Before, a reload asked unconditionally and the gallery sent the whole feed every time.
     @Test func aReloadOfAByteIdenticalFeedSkipsTheDecodeButNotThePass() async throws {
         // A feed in one order at every request, as a static export serves it (the gallery shuffles it otherwise).
         let gallery = try await GalleryFixture(count: 20, faults: GalleryFaults(unshuffledFeed: true), imageSize: .small)
@@ -78,16 +80,24 @@ struct ReloadTests {
         #expect(await eventually(timeout: .seconds(60)) { lines("event=poll").count == 1 }, "the first poll never ended")
         #expect(lines("event=poll").last?.contains("body=decoded") == true)
 
+        let unchanged = await agent.keeper.reload()
+        await agent.keeper.waitForPass(unchanged)
+        #expect(await eventually { lines("event=poll").count == 2 })
+        #expect(lines("event=poll").last?.contains("body=not_modified") == true, "\(lines("event=poll"))")
+        #expect(lines("event=pass").count == 2, "the reload's full pass did not run")
+
+        // A plan change that leaves the feed's bytes alone (a slow error item) gives the feed a new `ETag`.
+        gallery.server.setFaults(GalleryFaults(imageFaults: [10: .slow(milliseconds: 1)], unshuffledFeed: true))
         let same = await agent.keeper.reload()
         await agent.keeper.waitForPass(same)
-        #expect(await eventually { lines("event=poll").count == 2 })
+        #expect(await eventually { lines("event=poll").count == 3 })
         #expect(lines("event=poll").last?.contains("body=unchanged") == true, "\(lines("event=poll"))")
-        #expect(lines("event=pass").count == 2, "the reload's full pass did not run")
+        #expect(lines("event=pass").count == 3, "the reload's full pass did not run")
 
         gallery.server.setFaults(GalleryFaults(droppedItems: [3], unshuffledFeed: true))
         let changed = await agent.keeper.reload()
         await agent.keeper.waitForPass(changed)
-        #expect(await eventually { lines("event=poll").count == 3 })
+        #expect(await eventually { lines("event=poll").count == 4 })
         let last = lines("event=poll").last ?? ""
         #expect(last.contains("body=decoded") && last.contains("unique=19"), "\(last)")
         #expect(await agent.stop() == .success)
