@@ -130,7 +130,7 @@ final class MirrorKeeper {
         let jobsBefore = SyncActor.jobsEntered  // with the counting executor only (`SiloJobTests`)
         let feed: GalleryFeed
         let bodyDigest: String
-        /// What became of the body: decoded, the same bytes as the last one (`unchanged`), or none (`not_modified`).
+        // What became of the body: decoded, the same bytes as the last one (`unchanged`), or none (`not_modified`).
         var body = "decoded"
         do {
             // A reload (`SIGHUP`) asks conditionally too, when the last feed is kept: a `304` then carries the full
