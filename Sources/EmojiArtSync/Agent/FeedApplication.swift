@@ -42,18 +42,26 @@ struct FeedApplication {
     /// kept runs on the blocking-I/O pool (the agent, whose silo serves repairs meanwhile). Throws when the index
     /// cannot be read; stops early, having done part, when the task is cancelled.
     ///
+    /// `indexRows`: the index's rows, read off the silo while the feed was fetched (`--once`): a new feed is
+    /// matched with them off the silo instead of walking the index in it.
+    ///
     /// `dryRun` (`--once --dry-run`, over a copy of the index in memory): every step decides as it would, and the
     /// decisions go to the plan instead of being carried out: the removals the guard allows, the pass's misses
     /// (`FeedPass.preview`), and, through the caller's `runJobs`, the refreshes and fetches.
     func apply(
-        _ feed: GalleryFeed, fullPass: Bool, comparingOffSilo: Bool, dryRun: DryRunPlan? = nil,
+        _ feed: GalleryFeed, fullPass: Bool, comparingOffSilo: Bool, indexRows: IndexRowSnapshot? = nil,
+        dryRun: DryRunPlan? = nil,
         collect: @escaping @Sendable (FeedPass.Outcome) -> Void = { _ in }
     ) async throws(SyncError) -> Result {
         var result = Result()
         let catalogue = core.catalogue
-        result.itemsChanged = comparingOffSilo
-            ? try await catalogue.replaceComparingOffSilo(feed.items)
-            : try catalogue.replace(feed.items)
+        if let indexRows {
+            result.itemsChanged = try await catalogue.replace(feed.items, matching: indexRows)
+        } else {
+            result.itemsChanged = comparingOffSilo
+                ? try await catalogue.replaceComparingOffSilo(feed.items)
+                : try catalogue.replace(feed.items)
+        }
         // The catalogue keeps this feed, or one with the same keys in the same order: its positions are the feed's.
         let feedVersion = catalogue.version
         let removal = GoneItemRemoval(owned: core.owned, maxDeletePercent: maxDeletePercent, logger: logger)

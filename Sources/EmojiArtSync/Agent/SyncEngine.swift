@@ -33,6 +33,10 @@ struct SyncEngine: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let jobsBefore = SyncActor.jobsEntered
+        // The index's rows are read off the silo while the feed downloads and decodes (each on a core of its own);
+        // a read that fails leaves the walk to the silo, which reports what is wrong with the index.
+        let source = core.index.snapshotSource()
+        async let indexRows = Self.readRows(source)
         let feed = try await fetchFeed(bodyFolder: core.storage.temporaryFolder)
         var report = SyncReport()
         report.entries = feed.entryCount
@@ -58,7 +62,9 @@ struct SyncEngine: Sendable {
                 await forEachBounded(keys, limit: window) { key in _ = try? await pipeline.refetch(key) }
             }
         }
-        let applied = try await application.apply(feed, fullPass: true, comparingOffSilo: false) { outcome in
+        let applied = try await application.apply(
+            feed, fullPass: true, comparingOffSilo: false, indexRows: await indexRows
+        ) { outcome in
             if let progress = tally.note(outcome) { onProgress?(progress) }
         }
         let counted = tally.current
@@ -82,6 +88,15 @@ struct SyncEngine: Sendable {
         if let jobsBefore, let jobsNow = SyncActor.jobsEntered { report.siloJobs = jobsNow - jobsBefore }
         log.endPass(extra: summary(report))
         return report
+    }
+
+    /// The index's rows from `source`, read on the blocking-I/O pool; nil when there is no file to read, or the
+    /// read failed.
+    private static func readRows(_ source: (path: String, changesBefore: Int64)?) async -> IndexRowSnapshot? {
+        guard let source else { return nil }
+        return try? await BlockingIO.run { () throws(SyncError) in
+            try IndexRowSnapshot.read(path: source.path, changesBefore: source.changesBefore)
+        }
     }
 
     /// What `syncOnce` would do (`--dry-run`), on a core over a copy of the index (`MirrorCore.openForDryRun`): the

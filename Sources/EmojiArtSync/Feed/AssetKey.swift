@@ -65,8 +65,9 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// A key only to look `url` up by (`FeedState.member(_:)`): not checked, so never requested, logged or used
     /// as a file name itself; what a lookup finds is the feed's own, checked key. A walk of a large index probes
     /// the feed once per row, and checking every row's url first was a fair part of the walk.
-    init(probing url: String) {
-        storage = AssetKeyStorage.make(url: url, fileName: "")
+    /// The url's bytes are read in place (a row of the index as SQLite hands it over).
+    init(probing url: UnsafeBufferPointer<UInt8>) {
+        storage = AssetKeyStorage.make(url: url, fileName: UnsafeBufferPointer(start: nil, count: 0))
     }
 
     /// Calls `body` with the url's bytes, in place.
@@ -87,7 +88,12 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// Whether the key's file name is `name` (compared in place).
     func hasFileName(_ name: String) -> Bool {
         var name = name
-        return name.withUTF8 { name in withFileName { Self.sameBytes($0, name) } }
+        return name.withUTF8 { name in hasFileName(name) }
+    }
+
+    /// `hasFileName(_:)` for a name's UTF-8 bytes.
+    func hasFileName(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        withFileName { Self.sameBytes($0, name) }
     }
 
     /// Calls `body` with the file name as a C string, in place: for a system call on the file relative to DIR's

@@ -61,6 +61,13 @@ struct FeedState: Sendable {
         return (member, Int(position))
     }
 
+    /// The feed's key whose url is `url` and whose file is `fileName` (what an index row names: the row is that
+    /// key's file only if it has the key's file name), and its position.
+    func member(url: UnsafeBufferPointer<UInt8>, fileName: UnsafeBufferPointer<UInt8>) -> (key: AssetKey, position: Int)? {
+        guard let member = member(AssetKey(probing: url)), member.key.hasFileName(fileName) else { return nil }
+        return member
+    }
+
     /// The feed's tag for `key`, if it is in the feed and has one.
     subscript(key: AssetKey) -> FeedTag? {
         positions[key].flatMap { tags[Int($0)] }

@@ -112,7 +112,7 @@ final class AssetIndex {
             "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode FROM files ORDER BY name")
         selectPage = try connection.prepare("SELECT name, size FROM files WHERE name > ? ORDER BY name LIMIT ?")
         selectKeys = try connection.prepare("SELECT key, name, tag FROM files")
-        selectSweep = try connection.prepare("SELECT key, name, tag, size, device, inode, mtime_ns, ctime_ns FROM files")
+        selectSweep = try connection.prepare(Self.sweepQuery)
         selectFingerprintPage = try connection.prepare(
             "SELECT name, size, device, inode, mtime_ns, ctime_ns FROM files WHERE name > ? ORDER BY name LIMIT ?")
         updateTag = try connection.prepare("UPDATE files SET tag = ? WHERE name = ?")
@@ -339,18 +339,34 @@ final class AssetIndex {
     }
 
     /// `forEachKey`, with the fingerprint each row records: the one walk a new feed costs (`FeedCatalogue`), which
-    /// also fills the table of recorded fingerprints that lets a warm pass trust a file without a lookup.
-    func forEachRow(
-        _ body: (_ key: String, _ name: String, _ tag: String?, _ fingerprint: FileFingerprint?) -> Void
-    ) throws(SyncError) {
+    /// also fills the table of recorded fingerprints that lets a warm pass trust a file without a lookup. Each row's
+    /// text is handed over in place, no `String` made; `body` must not use the index.
+    func forEachRow(_ body: (IndexSweepRow) -> Void) throws(SyncError) {
         selectSweep.bind()
         defer { selectSweep.reset() }
-        while try selectSweep.step() {
-            body(
-                selectSweep.text(0), selectSweep.text(1), selectSweep.optionalText(2),
-                Self.fingerprint(selectSweep, size: 3, from: 4))
-        }
+        while try selectSweep.step() { Self.sweepRow(of: selectSweep, body) }
     }
+
+    /// What a sweep reads of each row, in the columns `sweepRow(of:_:)` reads (`IndexRowSnapshot` reads the same
+    /// through a connection of its own).
+    nonisolated static let sweepQuery = "SELECT key, name, tag, size, device, inode, mtime_ns, ctime_ns FROM files"
+
+    /// Calls `body` with the row `row` (a statement of `sweepQuery`) stands on.
+    nonisolated static func sweepRow(of row: SQLiteConnection.Statement, _ body: (IndexSweepRow) -> Void) {
+        body(IndexSweepRow(
+            url: row.bytes(0), name: row.bytes(1), tag: row.isNull(2) ? nil : row.bytes(2),
+            digest: fingerprint(row, size: 3, from: 4).map { FingerprintDigest($0).value } ?? FingerprintDigest.none))
+    }
+
+    /// Where a walk off the silo reads the rows (`IndexRowSnapshot.read`), and `changesMade` now; nil for an index
+    /// that lives only in this connection (`--dry-run`'s copy in memory).
+    func snapshotSource() -> (path: String, changesBefore: Int64)? {
+        connection.path == ":memory:" ? nil : (connection.path, changesMade)
+    }
+
+    /// Rows this connection's statements changed since the index was opened, committed or rolled back: the same
+    /// value twice means the index was not written in between (the agent is its only writer).
+    var changesMade: Int64 { connection.totalChanges }
 
     /// Up to `limit` file names that sort after `name`, in order, each with the size and `lstat` fingerprint it
     /// was recorded with: how a rescan compares the files with the index a page at a time, reading no more.
@@ -373,7 +389,7 @@ final class AssetIndex {
     }
 
     /// The fingerprint in columns `from` (device), +1 (inode), +2 (mtime), +3 (ctime), with the size in `size`.
-    private static func fingerprint(_ row: SQLiteConnection.Statement, size: Int32, from column: Int32) -> FileFingerprint? {
+    private nonisolated static func fingerprint(_ row: SQLiteConnection.Statement, size: Int32, from column: Int32) -> FileFingerprint? {
         guard !row.isNull(column) else { return nil }
         return FileFingerprint(
             device: UInt64(bitPattern: row.int64(column)), inode: UInt64(bitPattern: row.int64(column + 1)),

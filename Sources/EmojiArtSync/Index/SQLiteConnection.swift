@@ -68,8 +68,8 @@ final class SQLiteConnection {
         return (directory, database)
     }
 
-    /// Opens `path` read-only; `immutable`: without locks or any file beside it.
-    private init(readingOnly path: String, immutable: Bool) throws(SyncError) {
+    /// Opens `path` read-only; `immutable`: without locks or any file beside it (a database no connection writes).
+    init(readingOnly path: String, immutable: Bool = false) throws(SyncError) {
         let escaped = path.replacing("%", with: "%25").replacing("?", with: "%3f").replacing("#", with: "%23")
         let uri = "file:" + escaped + (immutable ? "?immutable=1" : "?mode=ro")
         var db: OpaquePointer?
@@ -101,6 +101,10 @@ final class SQLiteConnection {
 
     /// Rows the last finished `INSERT`, `UPDATE` or `DELETE` changed.
     var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Rows every `INSERT`, `UPDATE` and `DELETE` of this connection changed since it was opened, committed or
+    /// not: unchanged between two reads means this connection wrote nothing in between.
+    var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 
     /// Runs one or more statements that return no rows of interest.
     func execute(_ sql: String) throws(SyncError) {
@@ -222,6 +226,12 @@ final class SQLiteConnection {
             return String(cString: pointer)
         }
         func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+        /// The column's text as its UTF-8 bytes, in place (no `String` made): valid until the next `step` or
+        /// `reset`. Empty for NULL.
+        func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+            guard let pointer = sqlite3_column_text(statement, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
+            return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column)))
+        }
     }
 }
 

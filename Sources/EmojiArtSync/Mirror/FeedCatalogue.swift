@@ -73,6 +73,34 @@ final class FeedCatalogue {
         return true
     }
 
+    /// `replace`, with the index's rows read off the silo beforehand (`IndexRowSnapshot`, `--once` reads them while
+    /// the feed decodes): they are matched with the feed on the blocking-I/O pool, and the silo only takes the
+    /// tables. Rows read before a write of the index, or a feed replaced meanwhile, are not used: the index is then
+    /// walked in the silo as `replace` walks it.
+    @discardableResult
+    func replace(_ items: FeedState, matching rows: IndexRowSnapshot) async throws(SyncError) -> Bool {
+        if version > 0, feed.matches(items) { return false }
+        let versionBefore = version
+        var match: FeedSweepMatch?
+        if rows.changesBefore == index.changesMade {
+            match = await BlockingIO.run {
+                var match = FeedSweepMatch(feed: items)
+                rows.forEach { match.add($0) }
+                return match
+            }
+        }
+        // Reentrancy: the rows are the index's only if nothing wrote it since they were read, and the match is
+        // this feed's only if no other feed was installed meanwhile.
+        let current = match != nil && rows.changesBefore == index.changesMade && version == versionBefore
+        install(items)
+        if current, let match {
+            _ = try take(match)
+        } else {
+            _ = try sweepIndex()
+        }
+        return true
+    }
+
     /// `replace` with the feed of `keys` and `tags`.
     @discardableResult
     func replace(_ keys: [AssetKey], tags: [AssetKey: String]) throws(SyncError) -> Bool {
@@ -140,44 +168,28 @@ final class FeedCatalogue {
         return result
     }
 
-    /// One walk of the index: every row is stored-in-feed (with the feed's tag or stale), or gone; every feed key
-    /// without a row is unstored. A row stored without a tag (adopted, or imported from an old manifest) takes the
-    /// feed's tag as it is. Recounts `storedInFeed`.
+    /// One walk of the index, in the silo, matched with the feed kept (`FeedSweepMatch`). Recounts `storedInFeed`.
     private func sweepIndex() throws(SyncError) -> FeedSweep {
-        var result = FeedSweep()
-        let current = feed
-        var storedAt = [Bool](repeating: false, count: current.count)
-        var storedCount = 0
-        var untagged: [(name: String, tag: String)] = []
-        var digests = [UInt64](repeating: FingerprintDigest.none, count: current.count)
-        try index.forEachRow { url, name, recordedTag, fingerprint in
-            guard let (member, position) = Self.feedKey(url, name: name, in: current) else {
-                if let key = try? AssetKey(indexedURL: url, fileName: name) { result.gone.append(key) }
-                return
-            }
-            if !storedAt[position] { storedCount += 1 }
-            storedAt[position] = true
-            digests[position] = fingerprint.map { FingerprintDigest($0).value } ?? FingerprintDigest.none
-            guard let tag = current.tags[position] else { return }
-            guard let recordedTag else {
-                untagged.append((name, tag.description))
-                return
-            }
-            if FeedTag(recordedTag) != tag { result.stale.append(member) }
-        }
-        recorded = digests
-        stored = storedAt
-        if !untagged.isEmpty {
+        var match = FeedSweepMatch(feed: feed)
+        try index.forEachRow { match.add($0) }
+        return try take(match)
+    }
+
+    /// Takes what a walk of the index found for the feed kept: the tables of stored keys and recorded
+    /// fingerprints, the count, the sweep; a row stored without a tag takes the feed's as it is.
+    private func take(_ found: FeedSweepMatch) throws(SyncError) -> FeedSweep {
+        var match = found
+        match.finish()
+        recorded = match.digests
+        stored = match.storedAt
+        if !match.untagged.isEmpty {
             try index.transaction { () throws(SyncError) in
-                for (name, tag) in untagged { try index.setTag(tag, named: name) }
+                for (name, tag) in match.untagged { try index.setTag(tag, named: name) }
             }
         }
-        result.unstored = zip(current.keys, storedAt).compactMap { key, stored in stored ? nil : key }.sorted()
-        result.gone.sort()
-        result.stale.sort()
-        storedInFeed = storedCount
-        sweep = (version, index.rowChanges, result)
-        return result
+        storedInFeed = match.storedCount
+        sweep = (version, index.rowChanges, match.result)
+        return match.result
     }
 
     /// Keeps `storedInFeed` true as rows come and go; a write that was rolled back makes it count again.
@@ -227,18 +239,7 @@ final class FeedCatalogue {
     }
 
     private static func feedKey(_ url: String, name: String, in feed: FeedState) -> (key: AssetKey, position: Int)? {
-        guard let member = feed.member(AssetKey(probing: url)), member.key.hasFileName(name)
-        else { return nil }
-        return member
+        var url = url, name = name
+        return url.withUTF8 { url in name.withUTF8 { name in feed.member(url: url, fileName: name) } }
     }
-}
-
-/// What the index holds of the feed, from one walk (`FeedCatalogue.current()`), each list sorted.
-struct FeedSweep: Sendable {
-    /// Feed keys with no file in the index.
-    var unstored: [AssetKey] = []
-    /// Feed keys whose file was stored under another tag than the feed's now: refreshed.
-    var stale: [AssetKey] = []
-    /// Keys of rows that are no key of the feed: their files are removed (behind `--max-delete`).
-    var gone: [AssetKey] = []
 }

@@ -20,6 +20,58 @@ struct FeedSweepTests {
         await gallery.stop()
     }
 
+    /// `--once` reads the index's rows off the silo while the feed decodes (`IndexRowSnapshot`) and the catalogue
+    /// matches them off the silo: it must find what its own walk finds, and must not take rows read before a write
+    /// of the index (they would call a removed file stored).
+    @Test func rowsReadOffTheSiloGiveWhatTheWalkGivesAndAreRefusedAfterAWrite() async throws {
+        let gallery = try await GalleryFixture(count: 12)
+        let dir = TemporaryDirectory("feed-sweep-rows")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        _ = try await agent.syncOnce()
+        try await Self.matchRows(agent.core, valid: gallery.validNumbers, failing: gallery.errorNumbers)
+        agent.shutdown()
+        await gallery.stop()
+    }
+
+    @SyncActor
+    private static func matchRows(_ core: MirrorCore, valid: [Int], failing: [Int]) async throws {
+        func key(_ n: Int) throws -> AssetKey { try AssetKey(feedURL: "/gallery/image?\(n)") }
+        func rows() async throws -> IndexRowSnapshot {
+            let source = try #require(core.index.snapshotSource())
+            return try await BlockingIO.run { () throws(SyncError) in
+                try IndexRowSnapshot.read(path: source.path, changesBefore: source.changesBefore)
+            }
+        }
+        let catalogue = core.catalogue
+        let keys = catalogue.keys
+        var tags: [AssetKey: String] = [:]
+        for key in keys { tags[key] = catalogue[tag: key] }
+        try #require(valid.count >= 3 && !failing.isEmpty)
+        let (refreshed, removed) = (try key(valid[0]), try key(valid[1]))
+
+        // A new feed (one tag changed), matched with rows read off the silo: what the walk would find.
+        var changed = tags
+        changed[refreshed] = "another-tag"
+        let snapshot = try await rows()
+        #expect(snapshot.count == valid.count)
+        #expect(try await catalogue.replace(FeedState(keys: keys, tags: changed), matching: snapshot))
+        #expect(try catalogue.current().stale == [refreshed])
+        #expect(try catalogue.current().unstored == (try failing.map(key)).sorted())
+        #expect(try catalogue.current().gone.isEmpty)
+        #expect(catalogue.storedInFeed == valid.count)
+        #expect(try valid.map(key).allSatisfy { catalogue.isStored($0) == true && catalogue.recordedDigest(of: $0) != nil })
+        #expect(try failing.map(key).allSatisfy { catalogue.isStored($0) == false })
+
+        // Rows read, then a file removed (its row goes), then a new feed: the rows are stale and not taken.
+        let before = try await rows()
+        #expect(try await core.owned.remove(removed) > 0)
+        changed[refreshed] = "a-third-tag"
+        #expect(try await catalogue.replace(FeedState(keys: keys, tags: changed), matching: before))
+        #expect(try catalogue.current().unstored == (try failing.map(key) + [removed]).sorted())
+        #expect(catalogue.isStored(removed) == false)
+        #expect(catalogue.storedInFeed == valid.count - 1)
+    }
+
     @SyncActor
     private static func sweep(_ core: MirrorCore, dir: String, valid: [Int], failing: [Int]) async throws {
         func key(_ n: Int) throws -> AssetKey { try AssetKey(feedURL: "/gallery/image?\(n)") }
