@@ -11,7 +11,8 @@ import Logging
 ///   run side by side, so one person's change never waits for the repair of the one before), and a name seen
 ///   changed while its key is being repaired is checked again once that repair is done (`checksAfterRepair`);
 /// - a person's changes are checked first, with the `UrgentLane` open, so a repair never waits behind a pass;
-/// - the rescan walks the index a page at a time, and never on the watcher's path (`urgentOnly`).
+/// - the rescan goes a page at a time (the feed's keys against the digests the catalogue keeps, then the rows of
+///   keys gone from the feed), and never on the watcher's path (`urgentOnly`).
 ///
 /// Lives in the `SyncActor` silo with the mirror's parts it drives; after every `await` it reads its state again.
 /// Rings the scheduler's alarm when its work changed what is due (`MirrorKeeper.runDueWork` recomputes then).
@@ -24,10 +25,22 @@ final class RepairQueue {
     private let alarm: Alarm
     private let passes: PassCounter
 
-    /// A rescan in progress: the file name it goes on after ("" from the start), nil when none is due. The index
-    /// is walked a page at a time and only files whose `lstat` differs from their row are checked; a rescan asked
-    /// for while one runs starts it over.
-    private var rescanCursor: String?
+    /// A rescan in progress, nil when none is due. Only files whose `lstat` differs from what their row records
+    /// are checked; a rescan asked for while one runs starts it over.
+    private var rescanCursor: RescanCursor?
+
+    /// Where a rescan goes on, a page at a time.
+    private enum RescanCursor {
+        /// At a position of the feed of `version`: its stored keys are compared with the fingerprint digests the
+        /// catalogue keeps (no query and no `String` a file; the `fstatat`s by each key's own bytes, off the silo).
+        case feed(version: UInt64, next: Int)
+        /// After the feed's keys, the rows of keys the feed no longer lists (gone, their removal refused or not
+        /// yet run), after `after`'s, checked one by one.
+        case gone(after: AssetKey?)
+        /// Among the index's rows, after the file name `after`: every row, when the catalogue holds no digests (no
+        /// feed walked yet) or the feed was replaced during the rescan.
+        case index(after: String)
+    }
     /// Files a person changed (inotify): checked before anything else, with the urgent lane open.
     private var urgentChecks: Set<String> = []
     /// Rounds of urgent checks whose repairs still run: the lane stays open for them.
@@ -62,7 +75,7 @@ final class RepairQueue {
     /// Queues every owned file for a check (inotify overflow, `SIGHUP`, the fallback timer, DIR recreated): a
     /// rescan, from the first name; one under way starts over.
     func rescanAll() {
-        rescanCursor = ""
+        rescanCursor = .feed(version: core.catalogue.version, next: 0)
     }
 
     var hasPendingChecks: Bool { rescanCursor != nil || !urgentChecks.isEmpty }
@@ -141,16 +154,65 @@ final class RepairQueue {
         updateUrgentLane()
     }
 
-    /// The next checks to run: every urgent one, else the files of the rescan's next page
-    /// of the index whose `lstat` is not the one their row records (the rest are intact: `check` would find
-    /// the same with a lookup and two `lstat`s each, on the silo). Nil when there is nothing left to check.
+    /// The next checks to run: every urgent one, else the files of the rescan's next page whose `lstat` is not
+    /// the one their row records (the rest are intact: `check` would find the same with a lookup and two `lstat`s
+    /// each, on the silo). Nil when there is nothing left to check.
     private func nextChecks() async -> (names: [String], urgent: Bool)? {
         if !urgentChecks.isEmpty {
             let names = urgentChecks.sorted()
             urgentChecks.removeAll()
             return (names, true)
         }
-        guard let cursor = rescanCursor else { return nil }
+        while let cursor = rescanCursor {
+            switch cursor {
+            case .feed(let version, let next):
+                guard let page = core.catalogue.recordedFiles(from: next, limit: Self.rescanPage, version: version) else {
+                    rescanCursor = .index(after: "")
+                    continue
+                }
+                // Set before the await: a rescan asked for meanwhile starts over from the first position.
+                rescanCursor = page.isLast ? .gone(after: nil) : .feed(version: version, next: next + Self.rescanPage)
+                return (await Self.changed(page.files, in: core.storage.descriptor), false)
+            case .gone(let after):
+                let gone: [AssetKey]
+                do {
+                    gone = try core.catalogue.current().gone
+                } catch {
+                    rescanCursor = nil  // the next poll, overflow or SIGHUP rescans again
+                    errors.report(error, while: "listing the agent's files for a rescan")
+                    return nil
+                }
+                let page = gone.drop { after != nil && $0 <= after! }.prefix(Self.rescanPage)
+                rescanCursor = page.count < Self.rescanPage ? nil : .gone(after: page.last)
+                if page.isEmpty { continue }
+                return (page.map(\.fileName), false)
+            case .index(let after):
+                return await nextIndexPage(after: after)
+            }
+        }
+        return nil
+    }
+
+    /// The files among `files` (stored keys with the digest of the fingerprint their rows record) whose `lstat`
+    /// now is not that one, by name. Absent, not a regular file, no fingerprint recorded, or a file that cannot be
+    /// looked at (EACCES, EIO): changed, on purpose, so that `check` looks again and reports the error
+    /// (`FileInspector.check` throws it); nothing is decided from a failed look here.
+    private static func changed(_ files: [(key: AssetKey, digest: UInt64)], in descriptor: Int32) async -> [String] {
+        guard !files.isEmpty else { return [] }
+        return await BlockingIO.run {
+            let now = DiskStorage.fingerprints(of: files.map(\.key), in: descriptor)
+            return zip(files, now).compactMap { file, fingerprint in
+                guard let fingerprint, let recorded = FingerprintDigest(stored: file.digest),
+                    FingerprintDigest(fingerprint) == recorded
+                else { return file.key.fileName }
+                return nil
+            }
+        }
+    }
+
+    /// The rescan's next page of the index's rows, after the file name `after`: the files whose `lstat` is not the
+    /// one their row records.
+    private func nextIndexPage(after cursor: String) async -> (names: [String], urgent: Bool)? {
         let page: [(name: String, fingerprint: FileFingerprint?)]
         do {
             page = try core.index.fingerprints(after: cursor, limit: Self.rescanPage)
@@ -160,14 +222,12 @@ final class RepairQueue {
             return nil
         }
         // Set before the await: a rescan asked for meanwhile starts over from the first name.
-        rescanCursor = page.count < Self.rescanPage ? nil : page.last?.name
+        rescanCursor = page.count < Self.rescanPage ? nil : page.last.map { .index(after: $0.name) }
         let directory = core.directory
         let status = core.storage.status
         let changed = await BlockingIO.run {
             page.filter { file in
-                // Absent, not a regular file, or another fingerprint: changed. A file that cannot be looked at
-                // (EACCES, EIO) reads as changed on purpose: queued for a check, which looks again and reports the
-                // error (FileInspector.check throws it); nothing is decided from it here.
+                // As in `changed(_:in:)`: a file that cannot be looked at reads as changed, on purpose.
                 guard let recorded = file.fingerprint,
                     let now = try? status.fingerprint(of: directory.path(ofAsset: file.name))
                 else { return true }

@@ -52,6 +52,21 @@ final class FeedCatalogue {
         version == self.version ? recordedDigest(at: position) : nil
     }
 
+    /// The feed's stored keys at positions `start..<start + limit`, each with the digest of the fingerprint its
+    /// row records (`FingerprintDigest.none`: none), for a rescan; `isLast`: no position after these. Nil when
+    /// the feed kept is not the one of `version` or no walk has filled the tables yet.
+    func recordedFiles(
+        from start: Int, limit: Int, version: UInt64
+    ) -> (files: [(key: AssetKey, digest: UInt64)], isLast: Bool)? {
+        guard version == self.version, recorded.count == feed.count, stored.count == feed.count else { return nil }
+        let end = min(start + limit, feed.count)
+        var files: [(key: AssetKey, digest: UInt64)] = []
+        if start < end {
+            for position in start..<end where stored[position] { files.append((feed.keys[position], recorded[position])) }
+        }
+        return (files, end == feed.count)
+    }
+
     /// Whether `key`'s file has a row in the index, when the catalogue knows it (nil: look it up).
     func isStored(_ key: AssetKey) -> Bool? {
         guard let position = feed.position(of: key), position < stored.count else { return nil }

@@ -153,4 +153,41 @@ struct RescanTests {
         agent.shutdown()
         await gallery.stop()
     }
+
+    /// The rescan goes through the feed's keys by the digests the catalogue keeps, then through the rows of keys
+    /// the feed no longer lists: a file of such a row rewritten unwatched is looked at too, and only it is read.
+    @Test func aRescanAlsoLooksAtTheFilesOfItemsGoneFromTheFeed() async throws {
+        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
+        let dir = TemporaryDirectory("rescan-gone")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let agent = try await SyncAgent(configuration: configuration)
+        _ = try await agent.syncOnce()
+        let keeper = await MirrorKeeper(
+            core: agent.core, fetcher: agent.fetcher, configuration: configuration, logger: agent.logger)
+        let gone = try AssetKey(feedURL: "/gallery/image?5")
+        let rewritten = dir.file(gone.fileName)
+        // The feed drops item 5 (its file stays: no removal runs here), then the file is rewritten in place.
+        try await Self.drop(gone, from: agent.core.catalogue)
+        var bytes = try #require(readBytes(rewritten))
+        bytes[bytes.count / 2] ^= 0xFF
+        try writeBytes(bytes, to: rewritten)
+        let readBefore = await agent.core.log.filesRead
+
+        await keeper.repairs.rescanAll()
+        await keeper.repairs.checkPending()
+        #expect(await agent.core.log.filesRead - readBefore == 1, "the gone item's changed file was looked at, and only it")
+        #expect(await !keeper.repairs.hasPendingChecks)
+        agent.shutdown()
+        await gallery.stop()
+    }
+
+    @SyncActor
+    private static func drop(_ gone: AssetKey, from catalogue: FeedCatalogue) throws {
+        var tags: [AssetKey: String] = [:]
+        for key in catalogue.keys { tags[key] = catalogue[tag: key] }
+        tags[gone] = nil
+        #expect(try catalogue.replace(catalogue.keys.filter { $0 != gone }, tags: tags))
+        #expect(try catalogue.current().gone == [gone])
+    }
 }
