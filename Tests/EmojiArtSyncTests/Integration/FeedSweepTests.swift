@@ -127,14 +127,7 @@ struct FeedSweepTests {
 @Suite(.timeLimit(.minutes(2)))
 struct RescanTests {
     @Test func aRescanRepairsWhatChangedUnwatchedAndReadsNothingElse() async throws {
-        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
-        let dir = TemporaryDirectory("rescan-pages")
-        var configuration = try gallery.configuration(dir: dir.path)
-        configuration.schedule.pollInterval = .seconds(3600)
-        let agent = try await SyncAgent(configuration: configuration)
-        _ = try await agent.syncOnce()
-        let keeper = await MirrorKeeper(
-            core: agent.core, fetcher: agent.fetcher, configuration: configuration, logger: agent.logger)
+        let (gallery, dir, agent, keeper) = try await Self.syncedWithoutWatcher("rescan-pages")
         // No watcher runs: one file deleted, one rewritten in place (same size, one byte flipped).
         let deleted = dir.file("gallery_image_3.png")
         let rewritten = dir.file("gallery_image_4.png")
@@ -157,14 +150,7 @@ struct RescanTests {
     /// The rescan goes through the feed's keys by the digests the catalogue keeps, then through the rows of keys
     /// the feed no longer lists: a file of such a row rewritten unwatched is looked at too, and only it is read.
     @Test func aRescanAlsoLooksAtTheFilesOfItemsGoneFromTheFeed() async throws {
-        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
-        let dir = TemporaryDirectory("rescan-gone")
-        var configuration = try gallery.configuration(dir: dir.path)
-        configuration.schedule.pollInterval = .seconds(3600)
-        let agent = try await SyncAgent(configuration: configuration)
-        _ = try await agent.syncOnce()
-        let keeper = await MirrorKeeper(
-            core: agent.core, fetcher: agent.fetcher, configuration: configuration, logger: agent.logger)
+        let (gallery, dir, agent, keeper) = try await Self.syncedWithoutWatcher("rescan-gone")
         let gone = try AssetKey(feedURL: "/gallery/image?5")
         let rewritten = dir.file(gone.fileName)
         // The feed drops item 5 (its file stays: no removal runs here), then the file is rewritten in place.
@@ -180,6 +166,22 @@ struct RescanTests {
         #expect(await !keeper.repairs.hasPendingChecks)
         agent.shutdown()
         await gallery.stop()
+    }
+
+    /// A gallery of 40 small images synced once into a new directory, and a keeper over it with no watcher and
+    /// no poll due: only what a test asks for runs.
+    private static func syncedWithoutWatcher(
+        _ name: String
+    ) async throws -> (GalleryFixture, TemporaryDirectory, SyncAgent, MirrorKeeper) {
+        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
+        let dir = TemporaryDirectory(name)
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let agent = try await SyncAgent(configuration: configuration)
+        _ = try await agent.syncOnce()
+        let keeper = await MirrorKeeper(
+            core: agent.core, fetcher: agent.fetcher, configuration: configuration, logger: agent.logger)
+        return (gallery, dir, agent, keeper)
     }
 
     @SyncActor
