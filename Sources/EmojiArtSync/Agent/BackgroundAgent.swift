@@ -61,7 +61,7 @@ public final class BackgroundAgent: Sendable {
         stopping = AgentStop(notifier: notifier, gate: agent.core.storage.gate, logger: agent.logger)
         diskPurge = DiskPurgeService(keeper: keeper)
         statusService = StatusService(
-            keeper: keeper, directory: agent.configuration.directory, server: agent.configuration.http.server.origin,
+            keeper: keeper, directory: agent.configuration.directory, gate: agent.core.storage.gate, server: agent.configuration.http.server.origin,
             logFile: agent.configuration.effectiveLogFile, startedAt: Date(), mode: watchMode,
             changes: agent.core.log.changes, notifier: notifier, metrics: agent.fetcher.metrics, logger: agent.logger)
     }
@@ -126,10 +126,7 @@ public final class BackgroundAgent: Sendable {
     private func finish() async -> ExitStatus {
         try? await agent.core.owned.makeDurable()
         let removed = directory.removeStaleTemporaryFiles()
-        var status = await statusService.snapshot()
-        status.state = "stopped"
-        status.updatedAt = Date()  // when it stopped: `status` shows how long it ran
-        try? status.write(to: directory.statusPath)
+        await statusService.writeLast()
         let failure = stopping.failure
         logger.info("agent stopped", metadata: [
             "event": "stop", "temporary_files_removed": .stringConvertible(removed),

@@ -49,6 +49,8 @@ final class RenameGate: Sendable {
         var expectedArrivals: [String: [ContinuousClock.Instant]] = [:]
         /// Tasks in `waitUntilOpen` now.
         var waiters = 0
+        /// Times `waitUntilOpen` looked at the gate, since it was made.
+        var looks = 0
         /// Shut by a test (`holdShut`), whatever DIR does.
         var heldByTest = false
     }
@@ -168,6 +170,9 @@ final class RenameGate: Sendable {
     /// How many tasks wait for the gate now; for tests.
     var waiters: Int { state.withLock { $0.waiters } }
 
+    /// How many times the waiters looked at the gate so far (once, then once per sleep); for tests.
+    var looks: Int { state.withLock { $0.looks } }
+
     /// Keeps the gate shut, as a deletion would, until the test lets go: what a repair does meanwhile can be looked
     /// at without racing a clock.
     func holdShut(_ held: Bool) {
@@ -200,18 +205,25 @@ final class RenameGate: Sendable {
         return false
     }
 
-    /// Returns once DIR has been quiet long enough (nil), or at once with why DIR is gone.
+    /// Returns once DIR has been quiet long enough (nil), or at once with why DIR is gone. A cancelled caller
+    /// (the agent stopping) waits too, without spinning: what it was about to make could still trip `rm`.
     func waitUntilOpen(isolation: isolated (any Actor)? = #isolation) async -> String? {
         state.withLock { $0.waiters += 1 }
         defer { state.withLock { $0.waiters -= 1 } }
         while true {
+            state.withLock { $0.looks += 1 }
             switch look() {
             case .open:
                 return nil
             case .gone(let why):
                 return why
             case .shut(let until):
-                try? await Task.sleep(until: until, clock: .continuous)
+                if Task.isCancelled {
+                    // A cancelled task's sleep returns at once; a task of its own is not cancelled with it.
+                    await Task { try? await Task.sleep(until: until, clock: .continuous) }.value
+                } else {
+                    try? await Task.sleep(until: until, clock: .continuous)
+                }
             }
         }
     }

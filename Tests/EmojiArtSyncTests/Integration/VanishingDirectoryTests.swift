@@ -40,10 +40,13 @@ struct VanishingDirectoryTests {
             let status = await agent.task.value
             ended.withLock { $0 = status }
         }
-        // Synced, and the pass over (`event=pass`): the agent is idle but for the status the pass's end rang for.
+        // Synced, the pass over (`event=pass`) and its status written: the agent is idle. The deletions `rm` makes
+        // ring for a status, which waits for the rename gate (`StatusService`); before it did, its temporary file in
+        // the state directory made `rm -rf` fail with "Directory not empty" (a fresh-clone CI run failed here).
         let synced = await eventually {
             gallery.validNumbers.allSatisfy { FileManager.default.fileExists(atPath: dirPath + "/gallery_image_\($0).png") }
                 && logLines(dirPath).contains { $0.contains("event=pass") }
+                && (try? AgentStatus.read(from: dirPath + "/.emojiart-sync/status.json"))?.assets.ok == gallery.validNumbers.count
         }
         try #require(synced)
         let elsewhere = parent.file("elsewhere")

@@ -1,4 +1,5 @@
 @testable import EmojiArtSync
+import TestSupport
 import Testing
 
 /// What shuts the gate that holds renames into DIR: a person's deletions only, for a time that depends on the
@@ -63,5 +64,25 @@ import Testing
         let dir = RenameGate()
         dir.note([WatchEvent(mask: .deleteSelf, name: nil)])
         #expect(await dir.waitUntilOpen() != nil)
+    }
+
+    /// A stopping agent's task is cancelled; what it was about to make could still trip `rm`, so it waits for the gate
+    /// too, asleep between looks. Before, its cancelled sleep returned at once and it spun on the gate's lock until the
+    /// gate opened (20 looks in microseconds; held shut by a test, forever).
+    @Test func aCancelledWaiterWaitsAsleepNotSpinning() async {
+        let gate = RenameGate()
+        gate.holdShut(true)
+        let started = ContinuousClock.now
+        let waiter = Task { await gate.waitUntilOpen() }
+        waiter.cancel()
+        #expect(await eventually { gate.looks >= 5 })
+        // A held gate is looked at again 2 ms after each look, at the earliest: at most one look per 2 ms however
+        // slow or fast the machine (the spinning waiter made thousands a millisecond).
+        let looks = gate.looks
+        let elapsed = ContinuousClock.now - started
+        #expect(Double(looks) <= elapsed / .milliseconds(2) + 1, "\(looks) looks in \(elapsed)")
+        #expect(gate.waiters == 1)
+        gate.holdShut(false)
+        #expect(await waiter.value == nil, "the gate opened, and the cancelled waiter was told so")
     }
 }

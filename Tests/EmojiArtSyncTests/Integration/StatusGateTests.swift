@@ -1,0 +1,64 @@
+import EmojiArtGallery
+@testable import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `status.json` is written through a new name in the state directory, so the status writer waits for the rename
+/// gate as a repair does, and writes nothing once DIR is gone. Before, it wrote whenever something changed: the
+/// deletions of `rm -rf DIR` ring for a status, and its temporary name made `rm` fail with "Directory not empty"
+/// (a fresh-clone CI run failed `VanishingDirectoryTests` so), and the agent that stopped because DIR was gone
+/// still wrote its last status there.
+@Suite(.timeLimit(.minutes(3)))
+struct StatusGateTests {
+    @Test func theStatusWaitsForTheGateAndIsNeverWrittenOnceDIRIsGone() async throws {
+        let gallery = try await GalleryFixture(count: 10, imageSize: .small)
+        let dir = TemporaryDirectory("status-gate")
+        let hooks = AgentTestHooks()
+        let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
+        let gate = try #require(hooks.renameGate)
+        let statusPath = dir.file(".emojiart-sync/status.json")
+        let written = await eventually {
+            logLines(dir.path).contains { $0.contains("event=poll") }
+                && (try? AgentStatus.read(from: statusPath))?.assets.ok == gallery.validNumbers.count
+        }
+        try #require(written)
+        let changes = agent.background.agent.core.log.changes
+
+        // Shut, as `rm`'s deletions shut it: the change waits at the gate, the file is not touched.
+        gate.holdShut(true)
+        let before = try Self.inode(statusPath)
+        changes.ring()
+        #expect(await eventually { gate.waiters >= 1 }, "the status writer waits for the gate")
+        #expect(try Self.inode(statusPath) == before)
+        #expect(Self.stateEntries(dir).filter { $0.hasPrefix("status.json.") } == [])
+        gate.holdShut(false)
+        #expect(await eventually { (try? Self.inode(statusPath)) != before }, "written once the gate opened")
+
+        // Gone for good: no status is written again, not even the last one as the agent stops.
+        gate.shutForGood("DIR is gone (test)")
+        unlink(statusPath)
+        changes.ring()
+        #expect(await eventually {
+            logLines(dir.path).contains { $0.contains("event=status") && $0.contains("result=stopped") }
+        })
+        #expect(await agent.stop() == .success)
+        #expect(access(statusPath, F_OK) != 0, "no status written into a DIR that is gone")
+        #expect(Self.stateEntries(dir).filter { $0.hasPrefix("status.json") } == [])
+        await gallery.stop()
+    }
+
+    private static func inode(_ path: String) throws -> UInt {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw TestFailure("cannot stat \(path): errno \(errno)") }
+        return UInt(info.st_ino)
+    }
+
+    private static func stateEntries(_ dir: TemporaryDirectory) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: dir.file(".emojiart-sync"))) ?? ["(unreadable)"]
+    }
+}
