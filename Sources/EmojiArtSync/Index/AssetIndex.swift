@@ -523,8 +523,10 @@ final class AssetIndex {
     }
 
     /// Moves the write-ahead log into the database file and syncs it: after this, every change so far is
-    /// durable against a power cut, not only against the process dying.
-    func checkpoint() async throws(SyncError) {
+    /// durable against a power cut, not only against the process dying. `recordingState`: whether the marker that
+    /// spares the next start its `quick_check` may be written (a new name in the state directory; not while
+    /// `rm -rf DIR` may be inside it).
+    func checkpoint(recordingState: Bool = true) async throws(SyncError) {
         if let checkpointer {
             let failure: SyncError? = await BlockingIO.run {
                 do throws(SyncError) {
@@ -538,7 +540,7 @@ final class AssetIndex {
         } else {
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
-        if let checkpointPath { Self.recordCheckpoint(of: connection.path, at: checkpointPath) }
+        if recordingState, let checkpointPath { Self.recordCheckpoint(of: connection.path, at: checkpointPath) }
     }
 
     /// Checkpoints the log off the silo (`IndexCheckpointer`); nil when its connection could not be opened, and

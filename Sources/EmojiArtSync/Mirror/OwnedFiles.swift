@@ -118,9 +118,11 @@ final class OwnedFiles {
     }
 
     /// Makes everything recorded so far durable against a power cut: the directory's entries (renames,
-    /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop.
+    /// unlinks) and the index's write-ahead log. Called at the end of a pass and on stop. The checkpoint's marker is
+    /// a new name in the state directory: it is left out while the rename gate is shut (`rm -rf DIR` may be inside
+    /// the state directory), and the next start checks the index instead.
     func makeDurable() async throws {
         try await storage.syncDirectory()
-        try await index.checkpoint()
+        try await index.checkpoint(recordingState: storage.gate.isOpen)
     }
 }

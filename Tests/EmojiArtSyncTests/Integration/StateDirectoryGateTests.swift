@@ -8,13 +8,13 @@ import Testing
 import Glibc
 #endif
 
-/// `status.json` is written through a new name in the state directory, so the status writer waits for the rename
-/// gate as a repair does, and writes nothing once DIR is gone. Before, it wrote whenever something changed: the
-/// deletions of `rm -rf DIR` ring for a status, and its temporary name made `rm` fail with "Directory not empty"
-/// (a fresh-clone CI run failed `VanishingDirectoryTests` so), and the agent that stopped because DIR was gone
-/// still wrote its last status there.
+/// What the agent writes into its state directory through a new name waits for the rename gate, as a repair does: a
+/// name made there while `rm -rf DIR` is inside it makes `rm` fail with "Directory not empty".
 @Suite(.timeLimit(.minutes(3)))
-struct StatusGateTests {
+struct StateDirectoryGateTests {
+    /// Before, the status was written whenever something changed: the deletions of `rm -rf DIR` ring for one, and
+    /// its temporary name failed `rm` (a fresh-clone CI run failed `VanishingDirectoryTests` so); an agent that
+    /// stopped because DIR was gone still wrote its last status there.
     @Test func theStatusWaitsForTheGateAndIsNeverWrittenOnceDIRIsGone() async throws {
         let gallery = try await GalleryFixture(count: 10, imageSize: .small)
         let dir = TemporaryDirectory("status-gate")
@@ -49,6 +49,29 @@ struct StatusGateTests {
         #expect(await agent.stop() == .success)
         #expect(access(statusPath, F_OK) != 0, "no status written into a DIR that is gone")
         #expect(Self.stateEntries(dir).filter { $0.hasPrefix("status.json") } == [])
+        await gallery.stop()
+    }
+
+    /// The marker a checkpoint records (which spares the next start its `quick_check`) is left out while the gate is
+    /// shut; the checkpoint itself is made. Before, the end of every pass wrote it whatever DIR was going through.
+    @Test func theCheckpointsMarkerIsLeftOutWhileTheGateIsShut() async throws {
+        let gallery = try await GalleryFixture(count: 5, imageSize: .small)
+        let dir = TemporaryDirectory("marker-gate")
+        let hooks = AgentTestHooks()
+        let agent = try await gallery.startAgent(dir: dir) { $0.testHooks = hooks }
+        let gate = try #require(hooks.renameGate)
+        let marker = dir.file(".emojiart-sync/index.checkpoint")
+        let owned = agent.background.agent.core.owned
+
+        gate.holdShut(true)
+        unlink(marker)
+        try await owned.makeDurable()
+        #expect(access(marker, F_OK) != 0, "no marker made while the gate was shut")
+        #expect(Self.stateEntries(dir).filter { $0.hasPrefix("index.checkpoint") } == [])
+        gate.holdShut(false)
+        try await owned.makeDurable()
+        #expect(access(marker, F_OK) == 0, "the marker is made once the gate is open")
+        #expect(await agent.stop() == .success)
         await gallery.stop()
     }
 
