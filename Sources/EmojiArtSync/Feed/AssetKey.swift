@@ -10,13 +10,15 @@ import Glibc
 /// with `/`, `..` segments (also percent-encoded), backslashes, fragments, whitespace, control characters,
 /// NUL, non-ASCII, and keys longer than `maximumLength`.
 ///
-/// One reference to one allocation (`AssetKeyStorage`): the url's bytes, the file name's bytes and the url's
-/// hash, worked out once, when the key is accepted. A feed lists every key three times and the memory cache,
-/// the index's answers and the pass all hold it, so a copy is one reference; a gallery of 100,000 keys holds
-/// 100,000 of them for as long as the agent runs, and one allocation a key instead of three (an object and two
-/// heap strings) is 112 bytes less per key (docs/BENCHMARKS.md has the heap profile). `rawValue` and
-/// `fileName` make a `String` when asked; the per-access paths read the bytes in place (`withURL`,
-/// `withFileName`).
+/// One reference to one allocation (`AssetKeyStorage`): the url's bytes, the url's hash and what its file name
+/// needs beyond the url, worked out once, when the key is accepted. A feed lists every key three times and the
+/// memory cache, the index's answers and the pass all hold it, so a copy is one reference; a gallery of 100,000
+/// keys holds 100,000 of them for as long as the agent runs. The file name is not stored when the url gives it
+/// back (`AssetFileName.Form`): a book-shaped name is the url mapped, a hashed one the url mapped plus the 16 bytes
+/// of its digest; `withFileName` writes it on the stack when asked (tens of nanoseconds), where a stored 63-byte
+/// name made every key of the hashed family 48 bytes larger (docs/BENCHMARKS.md has the heap profile).
+/// `rawValue` and `fileName` make a `String` when asked; the per-access paths read the bytes in place
+/// (`withURL`, `withFileName`).
 // `@unchecked` only because `ManagedBuffer`, which `AssetKeyStorage` is, can never be `Sendable`.
 // SAFETY: a key's storage is written once, in `AssetKeyStorage.make`, before any key holds it; only read after.
 public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringConvertible {
@@ -51,23 +53,34 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// url and its file name go straight into the key's allocation.
     init(feedURLBytes url: UnsafeBufferPointer<UInt8>) throws(Rejection) {
         try Self.validate(url)
-        storage = AssetFileName.withDerivedName(of: url) { name in AssetKeyStorage.make(url: url, fileName: name) }
+        storage = AssetFileName.withForm(of: url) { form, kept in AssetKeyStorage.make(url: url, nameForm: form, kept: kept) }
     }
 
     /// A key read back from the agent's own index: checked like a feed url, with the file name its row records
-    /// (derived when the file was written) instead of deriving it again for every row of a large index.
+    /// (derived when the file was written): its digest is read back from it rather than worked out again for
+    /// every row of a large index, and a name no rule gives back is kept as it is.
     public init(indexedURL url: String, fileName: String) throws(Rejection) {
-        var url = url
+        var url = url, fileName = fileName
         try url.withUTF8 { url in Result { () throws(Rejection) in try Self.validate(url) } }.get()
-        storage = AssetKeyStorage.make(url: url, fileName: fileName)
+        guard fileName.utf8.count <= Self.maximumLength else {
+            throw Rejection(url: url, reason: "its recorded file name is longer than \(Self.maximumLength) bytes")
+        }
+        storage = url.withUTF8 { url in
+            fileName.withUTF8 { name in
+                AssetFileName.withForm(of: url, recordedName: name) { derived in
+                    if let derived { return AssetKeyStorage.make(url: url, nameForm: derived.form, kept: derived.digest) }
+                    return AssetKeyStorage.make(url: url, nameForm: .verbatim, kept: name)
+                }
+            }
+        }
     }
 
     /// A key only to look `url` up by (`FeedState.member(_:)`): not checked, so never requested, logged or used
-    /// as a file name itself; what a lookup finds is the feed's own, checked key. A walk of a large index probes
-    /// the feed once per row, and checking every row's url first was a fair part of the walk.
+    /// as a file name itself (its name is empty); what a lookup finds is the feed's own, checked key. A walk of a
+    /// large index probes the feed once per row, and checking every row's url first was a fair part of the walk.
     /// The url's bytes are read in place (a row of the index as SQLite hands it over).
     init(probing url: UnsafeBufferPointer<UInt8>) {
-        storage = AssetKeyStorage.make(url: url, fileName: UnsafeBufferPointer(start: nil, count: 0))
+        storage = AssetKeyStorage.make(url: url, nameForm: .verbatim, kept: UnsafeBufferPointer(start: nil, count: 0))
     }
 
     /// Calls `body` with the url's bytes, in place.
@@ -77,13 +90,22 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
         }
     }
 
-    /// Calls `body` with the file name's bytes, in place; a NUL follows them (`withFileNameCString`).
+    /// Calls `body` with the file name's bytes, a NUL after them (`withFileNameCString`): in place when the name is
+    /// stored, else written on the stack from the url (and the digest the key keeps).
     func withFileName<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { header, bytes in
-            try body(UnsafeBufferPointer(
-                start: bytes + Int(header.pointee.urlCount), count: Int(header.pointee.fileNameCount)))
+            let url = UnsafeBufferPointer(start: bytes, count: Int(header.pointee.urlCount))
+            let kept = UnsafeBufferPointer(start: bytes + url.count, count: Int(header.pointee.keptCount))
+            switch header.pointee.nameForm {
+            case .verbatim: return try body(kept)
+            case let form: return try AssetFileName.withName(of: url, form: form, digest: kept, body)
+            }
         }
     }
+
+    /// How many bytes the key keeps for its file name beyond its url (0 for a book-shaped name, the digest's 16 for a
+    /// hashed one, the name's own for one no rule gives back).
+    var keptNameBytes: Int { storage.withUnsafeMutablePointerToHeader { Int($0.pointee.keptCount) } }
 
     /// Whether the key's file name is `name` (compared in place).
     func hasFileName(_ name: String) -> Bool {
@@ -99,10 +121,9 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// Calls `body` with the file name as a C string, in place: for a system call on the file relative to DIR's
     /// descriptor, with no `String` made.
     func withFileNameCString<Result>(_ body: (UnsafePointer<CChar>) throws -> Result) rethrows -> Result {
-        try storage.withUnsafeMutablePointers { header, bytes in
-            try (bytes + Int(header.pointee.urlCount)).withMemoryRebound(
-                to: CChar.self, capacity: Int(header.pointee.fileNameCount) + 1
-            ) { try body($0) }
+        try withFileName { name in
+            // Never nil: the bytes are in the key's allocation or on the stack, a NUL after them either way.
+            try UnsafeRawPointer(name.baseAddress!).withMemoryRebound(to: CChar.self, capacity: name.count + 1) { try body($0) }
         }
     }
 
@@ -185,31 +206,27 @@ struct AssetKeyHeader {
     /// The url's hash in this process, for `hash(into:)` and a cheap first test in `==`.
     let urlHash: Int
     let urlCount: Int32
-    let fileNameCount: Int32
+    /// Bytes kept after the url: none (a book-shaped name), the digest's 16 (a hashed one), or the name's own.
+    let keptCount: Int16
+    let nameForm: AssetFileName.Form
 }
 
-/// An `AssetKey`'s one allocation: the header, then the url's bytes, the file name's bytes and a NUL. Written
-/// once, in `make`; read only after.
+/// An `AssetKey`'s one allocation: the header, then the url's bytes, what its file name needs beyond the url
+/// (`AssetKeyHeader.nameForm`) and a NUL. Written once, in `make`; read only after.
 final class AssetKeyStorage: ManagedBuffer<AssetKeyHeader, UInt8> {
-    static func make(url: String, fileName: String) -> AssetKeyStorage {
-        var url = url
-        var fileName = fileName
-        return url.withUTF8 { url in fileName.withUTF8 { name in make(url: url, fileName: name) } }
-    }
-
-    /// The storage of a key: the url's and the file name's UTF-8 bytes, copied in.
-    static func make(url urlBytes: UnsafeBufferPointer<UInt8>, fileName nameBytes: UnsafeBufferPointer<UInt8>) -> AssetKeyStorage {
+    /// The storage of a key: the url's UTF-8 bytes and, after them, `kept` (a digest or a name), copied in.
+    static func make(url urlBytes: UnsafeBufferPointer<UInt8>, nameForm: AssetFileName.Form, kept: UnsafeBufferPointer<UInt8>) -> AssetKeyStorage {
         var hasher = Hasher()
         hasher.combine(bytes: UnsafeRawBufferPointer(urlBytes))
         let hash = hasher.finalize()
         let header = AssetKeyHeader(
-            urlHash: hash, urlCount: Int32(urlBytes.count), fileNameCount: Int32(nameBytes.count))
-        let buffer = create(minimumCapacity: urlBytes.count + nameBytes.count + 1) { _ in header }
+            urlHash: hash, urlCount: Int32(urlBytes.count), keptCount: Int16(kept.count), nameForm: nameForm)
+        let buffer = create(minimumCapacity: urlBytes.count + kept.count + 1) { _ in header }
         let storage = unsafeDowncast(buffer, to: AssetKeyStorage.self)
         storage.withUnsafeMutablePointerToElements { bytes in
             if let base = urlBytes.baseAddress { bytes.update(from: base, count: urlBytes.count) }
-            if let base = nameBytes.baseAddress { (bytes + urlBytes.count).update(from: base, count: nameBytes.count) }
-            bytes[urlBytes.count + nameBytes.count] = 0
+            if let base = kept.baseAddress { (bytes + urlBytes.count).update(from: base, count: kept.count) }
+            bytes[urlBytes.count + kept.count] = 0
         }
         return storage
     }

@@ -28,12 +28,42 @@ public enum AssetFileName {
     /// The longest name: `asset-`, 48 readable bytes, `-`, 32 hex digits, `.png`.
     private static let maximumNameLength = 6 + 48 + 1 + 32 + 4
 
+    /// How a key's file name is kept beside its url (`AssetKeyStorage`): a name the url gives back is not stored.
+    enum Form: UInt8 {
+        /// The url has the book's shape: the name is the url's bytes mapped (`SEG_SEG_SEG.png`), nothing stored.
+        case book
+        /// The hashed family: the 16 bytes of the SHA-256 prefix are stored; the readable part comes from the url.
+        case hashed
+        /// The name's bytes are stored as they are (a name an index row records that no rule gives back).
+        case verbatim
+    }
+
+    /// Bytes of a hashed name's digest (32 hex digits).
+    static let digestCount = 16
+
     /// Calls `body` with the file name of the accepted key whose UTF-8 bytes are `key`, written into a buffer on
-    /// the stack: a feed of 100,000 keys of the hashed family derives 100,000 names when a run starts, and each
-    /// goes straight into its key's one allocation (`AssetKey(feedURLBytes:)`).
+    /// the stack: a feed of 100,000 keys of the hashed family derives 100,000 names when a run starts.
     static func withDerivedName<R>(of key: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        let bookShaped = hasBookShape(key)
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bookShaped ? key.count + 3 : maximumNameLength) { name in
+        withForm(of: key) { form, digest in withName(of: key, form: form, digest: digest, body) }
+    }
+
+    /// Calls `body` with the form of `key`'s name and what a key keeps for it: the digest's 16 bytes for a hashed
+    /// name, nothing for a book-shaped one (`AssetKey(feedURLBytes:)` copies them into the key's allocation).
+    static func withForm<R>(of key: UnsafeBufferPointer<UInt8>, _ body: (Form, UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if hasBookShape(key) { return body(.book, UnsafeBufferPointer(start: nil, count: 0)) }
+        return SHA256Digest.withDigest(of: UnsafeRawBufferPointer(key)) { digest in
+            // The digest was written into bytes (`withDigest`'s buffer is `UInt8`s).
+            body(.hashed, UnsafeBufferPointer(start: digest.baseAddress?.assumingMemoryBound(to: UInt8.self), count: digestCount))
+        }
+    }
+
+    /// Calls `body` with the name of the key whose url is `key`, in `form`, with the digest a hashed name keeps:
+    /// written into a buffer on the stack, with a NUL after it (for a system call).
+    static func withName<R>(
+        of key: UnsafeBufferPointer<UInt8>, form: Form, digest: UnsafeBufferPointer<UInt8>,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> R
+    ) rethrows -> R {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: (form == .book ? key.count + 3 : maximumNameLength) + 1) { name in
             var count = 0
             func put(_ byte: UInt8) {
                 name[count] = byte
@@ -42,24 +72,62 @@ public enum AssetFileName {
             func put(_ text: StaticString) {
                 for at in 0..<text.utf8CodeUnitCount { put(text.utf8Start[at]) }
             }
-            if bookShaped {
+            switch form {
+            case .book:
                 // `/SEG/SEG?SEG` → `SEG_SEG_SEG.png`: the book's mapping of a key whose segments are plain.
                 for byte in key.dropFirst() { put(isAlphanumeric(byte) ? byte : UInt8(ascii: "_")) }
-            } else {
+            case .verbatim:
+                preconditionFailure("a name no rule gives back is stored, never derived")
+            case .hashed:
                 put("asset-")
                 let readable = count
                 forEachBookMappingByte(of: key, limit: 48, put)
                 if count > readable { put("-") }
                 let digits: StaticString = "0123456789abcdef"
-                SHA256Digest.withDigest(of: UnsafeRawBufferPointer(key)) { digest in
-                    for byte in digest.prefix(16) {
-                        put(digits.utf8Start[Int(byte >> 4)])
-                        put(digits.utf8Start[Int(byte & 0xF)])
-                    }
+                for byte in digest {
+                    put(digits.utf8Start[Int(byte >> 4)])
+                    put(digits.utf8Start[Int(byte & 0xF)])
                 }
             }
             put(".png")
-            return body(UnsafeBufferPointer(rebasing: name[..<count]))
+            name[count] = 0
+            return try body(UnsafeBufferPointer(rebasing: name[..<count]))
+        }
+    }
+
+    /// The form and digest that give back `name` for the url `key`, if a rule does: what a key read back from the
+    /// index keeps of the name its row records. Calls `body` with nil when no rule gives the name back.
+    static func withForm<R>(
+        of key: UnsafeBufferPointer<UInt8>, recordedName name: UnsafeBufferPointer<UInt8>,
+        _ body: ((form: Form, digest: UnsafeBufferPointer<UInt8>)?) -> R
+    ) -> R {
+        if hasBookShape(key) {
+            let same = withName(of: key, form: .book, digest: UnsafeBufferPointer(start: nil, count: 0)) { $0.elementsEqual(name) }
+            return body(same ? (.book, UnsafeBufferPointer(start: nil, count: 0)) : nil)
+        }
+        // `asset-...-<32 hex>.png`: the hex digits before `.png`, read back into bytes, must give the name again.
+        let hexCount = 2 * digestCount
+        guard name.count >= hexCount + 4 else { return body(nil) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digestCount) { digest in
+            let hexStart = name.count - 4 - hexCount
+            for at in 0..<digestCount {
+                guard let high = hexValue(name[hexStart + 2 * at]), let low = hexValue(name[hexStart + 2 * at + 1]) else {
+                    return body(nil)
+                }
+                digest[at] = high << 4 | low
+            }
+            let kept = UnsafeBufferPointer(digest)
+            let same = withName(of: key, form: .hashed, digest: kept) { $0.elementsEqual(name) }
+            return body(same ? (.hashed, kept) : nil)
+        }
+    }
+
+    /// A lower-case hex digit's value (the names' digits are lower case).
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
         }
     }
 

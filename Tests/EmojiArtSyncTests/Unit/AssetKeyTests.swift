@@ -40,6 +40,33 @@ import Testing
         #expect(indexed.fileName == "recorded.png" && indexed.rawValue == url)
     }
 
+    /// A key keeps of its file name only what its url does not give back: nothing for a book-shaped name, the 16
+    /// bytes of the digest for a hashed one (its 32 hex digits read back from the name an index row records), the
+    /// whole name when no rule gives it back. Before, every key stored its whole name: 63 bytes a key of the hashed
+    /// family, 6 MB of an idle agent's heap at 100,000 assets.
+    @Test func keepsOnlyWhatTheURLDoesNotGiveBack() throws {
+        let book = try AssetKey(feedURL: "/gallery/image?3")
+        #expect(book.keptNameBytes == 0 && book.fileName == "gallery_image_3.png")
+        let hashed = try AssetKey(feedURL: "/gallery/image/50524.png")
+        #expect(hashed.keptNameBytes == AssetFileName.digestCount)
+        #expect(hashed.fileName.hasPrefix("asset-gallery_image_50524_png-") && hashed.fileName.count == 30 + 32 + 4)
+        for key in [book, hashed] {
+            let indexed = try AssetKey(indexedURL: key.rawValue, fileName: key.fileName)
+            #expect(indexed.keptNameBytes == key.keptNameBytes, "\(key): read back, not stored")
+            #expect(indexed.fileName == key.fileName)
+        }
+        // Names the rules do not give back for the url are kept as recorded, byte for byte.
+        let hex = String(hashed.fileName.dropFirst(hashed.fileName.count - 36).dropLast(4))
+        for recorded in ["asset-other-\(hex).png", "asset-gallery_image_50524_png-\(hex.uppercased()).png", "gallery_image_3.PNG", "x.png"] {
+            let indexed = try AssetKey(indexedURL: "/gallery/image/50524.png", fileName: recorded)
+            #expect(indexed.fileName == recorded && indexed.keptNameBytes == recorded.utf8.count)
+            #expect(indexed.withFileNameCString { String(cString: $0) } == recorded)
+        }
+        #expect(throws: AssetKey.Rejection.self) {
+            try AssetKey(indexedURL: "/a", fileName: String(repeating: "n", count: AssetKey.maximumLength + 1))
+        }
+    }
+
     /// Keys made apart from the same url are one key (equal, same hash, one dictionary entry), whichever way they
     /// were made; different urls are different keys, ordered as their urls are.
     @Test func keysMadeApartFromOneURLAreOneKey() throws {
