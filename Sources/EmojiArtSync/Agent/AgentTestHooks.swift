@@ -13,6 +13,7 @@ final class AgentTestHooks: Sendable {
     private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
     private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, Int) -> Void)?>(nil)
+    private let afterRename = Mutex<(@Sendable (GroupCommitter.Lane) -> Void)?>(nil)
     private let beforeDirectoryFlush = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let gate = Mutex<RenameGate?>(nil)
 
@@ -70,6 +71,16 @@ final class AgentTestHooks: Sendable {
 
     func runAfterRenameTurn(_ lane: GroupCommitter.Lane, files: Int) {
         if let hook = afterRenameTurn.withLock({ $0 }) { hook(lane, files) }
+    }
+
+    /// Runs `hook` with the lane after each file of a turn is renamed into DIR (or refused), in the silo, before the
+    /// next one is.
+    func setAfterRename(_ hook: (@Sendable (GroupCommitter.Lane) -> Void)?) {
+        afterRename.withLock { $0 = hook }
+    }
+
+    func runAfterRename(_ lane: GroupCommitter.Lane) {
+        if let hook = afterRename.withLock({ $0 }) { hook(lane) }
     }
 
     /// Runs `hook` with the lane after a batch's files are renamed and recorded, before DIR is flushed and their

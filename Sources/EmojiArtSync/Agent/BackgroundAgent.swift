@@ -58,7 +58,16 @@ public final class BackgroundAgent: Sendable {
         self.keeper = keeper
         let watchMode = WatchMode()
         self.watchMode = watchMode
-        stopping = AgentStop(notifier: notifier, gate: agent.core.storage.gate, logger: agent.logger)
+        let stopping = AgentStop(notifier: notifier, gate: agent.core.storage.gate, logger: agent.logger)
+        self.stopping = stopping
+        let directory = agent.configuration.directory
+        // Its lock or index deleted, the state directory is being removed (`rm -rf DIR` got inside it, or someone
+        // emptied it): the agent stops, as when the state directory itself goes, instead of repairing into it.
+        agent.core.storage.gate.whenStateFileDeleted { file in
+            stopping.fail(SyncError(
+                .system, "\(file) was deleted: the state directory of \(directory.root) is being removed; stopping",
+                path: directory.stateDirectory))
+        }
         diskPurge = DiskPurgeService(keeper: keeper)
         statusService = StatusService(
             keeper: keeper, directory: agent.configuration.directory, gate: agent.core.storage.gate, server: agent.configuration.http.server.origin,

@@ -253,15 +253,16 @@ final class GroupCommitter {
         var chunkStart = 0
         while chunkStart < batch.count {
             if chunkStart > 0 { await Task.yield() }
-            let chunk = batch[chunkStart..<min(batch.count, chunkStart + Self.renamesPerTurn)]
-            chunkStart = chunk.endIndex
+            var chunk = batch[chunkStart..<min(batch.count, chunkStart + Self.renamesPerTurn)]
             if let gone = await storage.gate.waitUntilOpen() {
                 for file in chunk { unlink(file.temporaryPath) }
                 let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
                 outcomes.append(contentsOf: chunk.map { _ in .failure(error) })
+                chunkStart = chunk.endIndex
                 continue
             }
-            installed.append(contentsOf: installAndRecord(chunk, outcomes: &outcomes))
+            installed.append(contentsOf: installAndRecord(&chunk, lane: lane, outcomes: &outcomes))
+            chunkStart = chunk.endIndex
             storage.status.hooks?.runAfterRenameTurn(lane, files: chunk.count)
         }
         TestFaultSwitch.killIfAsked(at: .afterTransaction)
@@ -286,8 +287,13 @@ final class GroupCommitter {
     /// Decides, renames and records `chunk` (positions of the batch), with no suspension: appends each file's
     /// outcome to `outcomes` (whose count is the chunk's first position) and returns the files installed, by their
     /// position in the batch.
+    /// Renames and records the files of `chunk`, in order, while the rename gate stays open: a deletion the watcher
+    /// reports meanwhile (`rm -rf DIR` has begun) ends the turn before the next rename (the gate is looked at in
+    /// memory, without its probes), and `chunk` is cut to the files handled; the others wait at the gate in the
+    /// next turn. Before, a turn renamed its 64 files whatever came, and those made after `rm` had listed DIR
+    /// failed it with "Directory not empty".
     private func installAndRecord(
-        _ chunk: ArraySlice<PendingFile>, outcomes: inout [Result<Outcome, any Error>]
+        _ chunk: inout ArraySlice<PendingFile>, lane: Lane, outcomes: inout [Result<Outcome, any Error>]
     ) -> [(position: Int, identity: FileIdentity, replaced: Bool)] {
         let rows: [IndexEntry?]
         do {
@@ -299,9 +305,14 @@ final class GroupCommitter {
         }
         var installed: [(position: Int, identity: FileIdentity, replaced: Bool)] = []
         for (file, row) in zip(chunk, rows) {
+            if !storage.gate.admitsRenameNow {
+                chunk = chunk[..<outcomes.count]
+                break
+            }
             let placed = install(file, row: row)
             if let identity = placed.identity { installed.append((outcomes.count, identity, placed.replaced)) }
             outcomes.append(placed.outcome)
+            storage.status.hooks?.runAfterRename(lane)
         }
         TestFaultSwitch.killIfAsked(at: .beforeTransaction)
         do {

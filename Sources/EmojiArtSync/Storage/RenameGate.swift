@@ -180,18 +180,45 @@ final class RenameGate: Sendable {
     }
 
     /// Whether the gate is open now (nil), else how long to wait before looking again, or why DIR is gone. One
-    /// look, no waiting: what a transfer's write callback may ask before it makes a file.
+    /// look, no waiting: what a transfer's write callback may ask before it makes a file. A state file found
+    /// deleted shuts the gate for good and is reported once (`whenStateFileDeleted`).
     private func look() -> Verdict {
-        let (gone, until, watching, held) = state.withLock { ($0.gone, $0.shutUntil, $0.watching, $0.heldByTest) }
-        if let gone { return .gone(gone) }
-        if held { return .shut(until: ContinuousClock.now.advanced(by: .milliseconds(2))) }
-        if let until, until > .now { return .shut(until: until) }
-        if watching, let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
-            shutForGood("\(missing) was deleted")
+        let verdict = lookInMemory()
+        guard case .open = verdict, state.withLock({ $0.watching }) else { return verdict }
+        if let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
+            let first = state.withLock { state in
+                defer { state.gone = state.gone ?? "\(missing) was deleted" }
+                return state.gone == nil
+            }
+            if first { stateFileDeleted.withLock { $0 }?(missing) }
             return .gone("\(missing) was deleted")
         }
         return .open
     }
+
+    /// `look()` without the state files' probes (no system call): what the deletions seen and a fatal error say.
+    private func lookInMemory() -> Verdict {
+        let (gone, until, held) = state.withLock { ($0.gone, $0.shutUntil, $0.heldByTest) }
+        if let gone { return .gone(gone) }
+        if held { return .shut(until: ContinuousClock.now.advanced(by: .milliseconds(2))) }
+        if let until, until > .now { return .shut(until: until) }
+        return .open
+    }
+
+    /// Whether a rename may happen now as far as the deletions seen so far say: one look at memory, for the committer
+    /// before each rename of a turn the gate admitted (`waitUntilOpen` looked at the state files when it began).
+    var admitsRenameNow: Bool {
+        if case .open = lookInMemory() { return true }
+        return false
+    }
+
+    /// Called once, with the path, when a look finds a file of the state directory deleted (`rm -rf DIR` inside the
+    /// state directory, where the watcher on DIR sees nothing): the agent stops, as when the state directory goes.
+    func whenStateFileDeleted(_ handler: @escaping @Sendable (String) -> Void) {
+        stateFileDeleted.withLock { $0 = handler }
+    }
+
+    private let stateFileDeleted = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     private enum Verdict {
         case open

@@ -121,6 +121,37 @@ struct ColdSyncRepairTests {
 }
 
 extension ColdSyncRepairTests {
+    /// A turn of the committer stops renaming at the first deletion the gate hears of (`rm -rf DIR` has begun: what
+    /// `rm` listed before it must be all there is), and the rest of the batch waits at the gate. Before, the turn
+    /// renamed all its 64 files: a user's `rm -rf DIR` during the cold sync failed with "Directory not empty" and
+    /// left up to a turn of files behind. The gate is shut by the test after the tenth rename, as a deletion would.
+    @Test func aTurnStopsRenamingAtTheFirstDeletionSeen() async throws {
+        let served = Shared(0)
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small) { _ in served.increment() }
+        let dir = TemporaryDirectory("turn-cut")
+        var configuration = try gallery.configuration(dir: dir.path)
+        // The pass's second batch is held until 200 images were served: a batch of many files, whose first turn is
+        // a full one of `renamesPerTurn` unless it is cut.
+        let held = HeldSecondPassBatch(&configuration)
+        let (passBatches, hooks) = (held.passBatches, held.hooks)
+        let renamed = Shared(0)
+        let turns = Shared<[Int]>([])
+        hooks.setAfterRename { lane in
+            guard lane == .pass, passBatches.value == 2 else { return }
+            if renamed.increment() == 10 { hooks.renameGate?.holdShut(true) }
+        }
+        hooks.setAfterRenameTurn { lane, files in if lane == .pass, passBatches.value == 2 { turns.append(files) } }
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually(timeout: .seconds(60)) { served.value >= 200 })
+        held.released.set(true)
+        #expect(await eventually(timeout: .seconds(60)) { !turns.value.isEmpty })
+        #expect(turns.value == [10] && renamed.value == 10, "turns of \(turns.value) files, \(renamed.value) renamed")
+        hooks.renameGate?.holdShut(false)
+        #expect(await eventually(timeout: .seconds(60)) { gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) } })
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
     /// A person deletes a file the cold sync has just renamed into DIR, before its load has ended (DIR not yet
     /// flushed): the repair the watcher starts joins that load in flight, which ends "done". Before, the repair
     /// took that for its answer and the file stayed missing until the next rescan (after the sync); now it looks

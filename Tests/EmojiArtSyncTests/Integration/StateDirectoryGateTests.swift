@@ -1,6 +1,7 @@
 import EmojiArtGallery
 @testable import EmojiArtSync
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -72,6 +73,35 @@ struct StateDirectoryGateTests {
         try await owned.makeDurable()
         #expect(access(marker, F_OK) == 0, "the marker is made once the gate is open")
         #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
+    /// The lock and the index deleted while the state directory stays (an `rm -rf DIR` that failed inside it, a
+    /// person emptying it): the agent stops with exit status 1 naming them at its next look at the gate, here the
+    /// repair of a deleted file, and puts nothing back. Before, it ran on without its lock and index, refusing each
+    /// repair at the gate and logging another `event=repair` line for the same files, forever.
+    @Test func theAgentStopsWhenItsLockAndIndexAreDeleted() async throws {
+        let gallery = try await GalleryFixture(count: 10, imageSize: .small)
+        let dir = TemporaryDirectory("state-files")
+        let agent = try await gallery.startAgent(dir: dir)
+        let ended = Mutex<EmojiArtSync.ExitStatus?>(nil)
+        let watcher = Task {
+            let status = await agent.task.value
+            ended.withLock { $0 = status }
+        }
+        #expect(await eventually { logLines(dir.path).contains { $0.contains("event=poll") } })
+        let directory = agent.background.agent.configuration.directory
+        #expect(unlink(directory.lockPath) == 0 && unlink(directory.indexPath) == 0)
+        let asset = dir.file("gallery_image_\(gallery.validNumbers[0]).png")
+        #expect(unlink(asset) == 0)
+        let stopped = await eventually(timeout: .seconds(20)) { ended.withLock { $0 } != nil }
+        if !stopped { _ = await agent.stop() }
+        _ = await watcher.result
+        #expect(ended.withLock { $0 } == .fatal, "exit status 1")
+        let message = agent.background.failure?.message ?? ""
+        #expect(message.contains(directory.lockPath) || message.contains(directory.indexPath), "\(message)")
+        #expect(message.contains("state directory of \(dir.path)"), "\(message)")
+        #expect(access(asset, F_OK) != 0, "the deleted file was not put back")
         await gallery.stop()
     }
 
