@@ -276,7 +276,8 @@ final class AccessPipeline {
         let staging: Result<Staging, any Error>
         do {
             staging = .success(try await Self.stage(
-                miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder, priority: .normal))
+                miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder,
+                priority: .normal, gate: gate))
         } catch {
             staging = .failure(error)
         }
@@ -556,7 +557,7 @@ final class AccessPipeline {
         do {
             staging = .success(try await Self.stage(
                 key, owned: owned, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder,
-                priority: priority, gate: priority == .urgent ? gate : nil, recordedSize: recordedSize))
+                priority: priority, gate: gate, recordedSize: recordedSize))
         } catch {
             staging = .failure(error)
         }
@@ -607,24 +608,27 @@ final class AccessPipeline {
     /// `RENAME_NOREPLACE`, which refuses whatever is there, and looks at what is in the way only then, so a status
     /// call per file would buy nothing but a download saved in the rare case of a taken path.
     ///
-    /// With `gate` (a repair a person's change asked for) nothing waits for DIR's deletions to pause before the
-    /// fetch: only the temporary file waits for the `RenameGate` (`fetchAndStage(_:in:priority:madeWhenOpen:)`), so a
-    /// lone deletion's quiet and its fetch overlap. A file recorded as larger than the write buffer could not wait in
-    /// it: then the gate is waited for first.
+    /// Nothing waits for DIR's deletions to pause before the fetch: only the temporary file waits for the `gate`
+    /// (`TemporaryFileGate`: a repair a person's change asked for, `.urgent`, writes and flushes it with no name
+    /// meanwhile; any other keeps a small body in its buffer), so a lone deletion's quiet and its fetch overlap. A
+    /// repair of a file recorded as larger than the write buffer could not wait in it: then the gate is waited for
+    /// first.
     @concurrent
     private nonisolated static func stage(
         _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
-        folder: TemporaryFolder, priority: RequestPriority, gate: RenameGate? = nil, recordedSize: Int? = nil
+        folder: TemporaryFolder, priority: RequestPriority, gate: RenameGate, recordedSize: Int? = nil
     ) async throws -> Staging {
         if owned {
             let path = directory.path(ofAsset: key.fileName)
             let occupant = try status.occupant(at: path)
             if let refusal = occupant.refusal(owned: true) { return .taken(path: path, refusal: refusal, occupant: occupant) }
         }
-        if let gate, (recordedSize ?? .max) > StreamedBodyFile.bufferSize, let gone = await gate.waitUntilOpen() {
+        let repair = priority == .urgent
+        if repair, (recordedSize ?? .max) > StreamedBodyFile.bufferSize, let gone = await gate.waitUntilOpen() {
             throw SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
         }
-        return .staged(try await fetcher.fetchAndStage(key, in: folder, priority: priority, madeWhenOpen: gate))
+        return .staged(try await fetcher.fetchAndStage(
+            key, in: folder, priority: priority, gate: repair ? .unnamedWhileShut(gate) : .waitsInBuffer(gate)))
     }
 
     /// A changed feed tag: fetched conditionally, stored only when the bytes differ. A `200` goes to a temporary

@@ -30,6 +30,28 @@ enum StagedFetch: Sendable {
     case staged(StagedAsset)
 }
 
+/// How a fetch's temporary file, a new name in the state directory's `tmp/`, waits for the `RenameGate`, shut
+/// while DIR is being emptied: a name made there while `rm -rf DIR` is inside it makes `rm` fail ("Directory not
+/// empty").
+enum TemporaryFileGate: Sendable {
+    /// A repair the watcher asked for, whose check and fetch do not wait for DIR's deletions to pause: a body that
+    /// fits the write buffer is written and flushed into a file with no name while the gate is shut and named once it
+    /// opens (`StreamedBodyFile.storeFlushed`; where the file system has no unnamed files it waits in the buffer); one
+    /// that outgrows the buffer while the gate is shut fails (the caller waits for the gate before fetching a file it
+    /// knows to be that large).
+    case unnamedWhileShut(RenameGate)
+    /// A pass's fetch: a body that fits the write buffer (a gallery's images mostly do) waits there for the gate
+    /// before its file is made, then is flushed with the rest of its batch; a larger one makes its file as its
+    /// bytes come, whatever the gate says (failing it for a person's lone deletion would cost a retry).
+    case waitsInBuffer(RenameGate)
+
+    var gate: RenameGate {
+        switch self {
+        case .unnamedWhileShut(let gate), .waitsInBuffer(let gate): gate
+        }
+    }
+}
+
 extension AssetFetcher {
     /// The whole off-silo job of a miss, on the transfer thread and the task that resumes from it: fetch
     /// (unconditionally) with the body streamed into a new temporary file in `temporaryDirectory` and hashed as
@@ -40,17 +62,13 @@ extension AssetFetcher {
     /// the agent's to write) and commits after (`GroupCommitter.publish(_:tag:)`). On any failure, the body cut
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
     ///
-    /// With `gate` (a repair the watcher asked for, whose check and fetch do not wait for DIR's deletions to pause)
-    /// the file is named only while the `RenameGate` is open: a body that fits the write buffer is written and
-    /// flushed into a file with no name while the gate is shut and named once it opens (`StreamedBodyFile.storeFlushed`;
-    /// where the file system has no unnamed files it waits in the buffer), one that outgrows the buffer while the gate
-    /// is shut fails (the caller waits for the gate before fetching a file it knows to be that large).
+    /// With `gate` the file is named only while the `RenameGate` is open (see `TemporaryFileGate`).
     @concurrent
     func fetchAndStage(
         _ key: AssetKey, in temporaryFolder: TemporaryFolder, priority: RequestPriority = .normal,
-        madeWhenOpen gate: RenameGate? = nil
+        gate: TemporaryFileGate? = nil
     ) async throws -> StagedAsset {
-        switch try await fetchAndStage(key, in: temporaryFolder, validators: nil, priority: priority, madeWhenOpen: gate) {
+        switch try await fetchAndStage(key, in: temporaryFolder, validators: nil, priority: priority, gate: gate) {
         case .staged(let staged):
             return staged
         case .notModified:
@@ -66,13 +84,13 @@ extension AssetFetcher {
     @concurrent
     func fetchAndStage(
         _ key: AssetKey, in temporaryFolder: TemporaryFolder, validators: HTTPValidators?, priority: RequestPriority = .normal,
-        madeWhenOpen gate: RenameGate? = nil
+        gate: TemporaryFileGate? = nil
     ) async throws -> StagedFetch {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
         typealias Answer = (file: StreamedBodyFile, body: StreamedBodyFile.Finished, validators: HTTPValidators)
-        let isOpen: (@Sendable () -> Bool)? = if let gate { { gate.isOpen } } else { nil }
+        let isOpen: (@Sendable () -> Bool)? = if case .unnamedWhileShut(let gate) = gate { { gate.isOpen } } else { nil }
         let answer = try await withRetries(url: url) { () async throws -> Answer? in
             // A new file per attempt: the one of a failed attempt goes with its sink. A 304 makes none.
             let file = StreamedBodyFile(in: temporaryFolder, mayMakeFile: isOpen)
@@ -104,12 +122,12 @@ extension AssetFetcher {
             } else {
                 info = try PNGValidator.validate(body.bytes ?? [], level: verification)
             }
-            // A repair's file is named only once DIR is not being emptied (`RenameGate`); meanwhile it is written
-            // and flushed with no name.
-            if let gate, body.path == nil, let unnamed = try await file.storeFlushed(once: gate) {
+            // A file is named only once DIR is not being emptied (`RenameGate`); meanwhile a repair's is written and
+            // flushed with no name, a pass's waits in the buffer.
+            if case .unnamedWhileShut(let gate) = gate, body.path == nil, let unnamed = try await file.storeFlushed(once: gate) {
                 (stored, flushed) = (unnamed, true)
             } else {
-                if let gate, body.path == nil, let gone = await gate.waitUntilOpen() {
+                if let gate = gate?.gate, body.path == nil, let gone = await gate.waitUntilOpen() {
                     throw SyncError(
                         .system, "\(temporaryFolder.path) is being removed (\(gone)): the body of \(url) is not written there",
                         path: temporaryFolder.path)

@@ -13,9 +13,9 @@ import Glibc
 /// temporary file only once the gate is open (a name created in the state directory while `rm` is inside it makes
 /// `rm` fail): its check and fetch start at once, and a body that fits `StreamedBodyFile`'s buffer is written and
 /// flushed meanwhile into a file with no name (`O_TMPFILE`), which is named once the gate opens
-/// (`AssetFetcher.fetchAndStage(_:in:validators:priority:madeWhenOpen:)`). A lone deletion therefore costs
-/// `loneQuiet` or the fetch and flush, whichever is longer, then a link and a rename; a cold sync's thousands of
-/// renames cost nothing.
+/// (`AssetFetcher.fetchAndStage(_:in:validators:priority:gate:)`, `TemporaryFileGate`); a pass's small body waits
+/// in its buffer instead. A lone deletion therefore costs `loneQuiet` or the fetch and flush, whichever is longer,
+/// then a link and a rename; a cold sync's thousands of renames cost nothing.
 ///
 /// Only deletions of DIR's entries (`IN_DELETE`, `IN_MOVED_FROM`) count, never what the agent does itself: its
 /// renames into DIR are arrivals, not deletions, and the names the `OwnershipGuard` takes out of DIR are

@@ -86,6 +86,32 @@ struct RepairGateOverlapTests {
         await gallery.stop()
     }
 
+    /// A pass's fetch keeps a small body in its buffer while the gate is shut and makes its temporary file only once
+    /// it opens. Before, a cold sync made a named file in the state directory's `tmp/` for every body whatever DIR
+    /// was going through, and `rm -rf DIR` during it failed with "cannot remove '.emojiart-sync/tmp': Directory not
+    /// empty" (6 times in 20 by hand). The gate is held shut by the test from before the pass's first batch.
+    @Test func aPassKeepsSmallBodiesInTheirBuffersWhileTheGateIsShut() async throws {
+        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
+        let dir = TemporaryDirectory("gate-pass")
+        let hooks = AgentTestHooks()
+        hooks.setBeforePassBatch { _ in hooks.renameGate?.holdShut(true) }
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        configuration.testHooks = hooks
+        let agent = try await RunningAgent(configuration)
+        let gate = try #require(await eventually { hooks.renameGate != nil } ? hooks.renameGate : nil)
+        // The status writer is one waiter; four more are fetches whose bodies wait in their buffers.
+        #expect(await eventually(timeout: .seconds(30)) { gate.waiters >= 5 }, "\(gate.waiters) waiting")
+        #expect(Self.temporaryFiles(in: dir) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".png") } == [])
+        hooks.setBeforePassBatch(nil)
+        gate.holdShut(false)
+        #expect(await eventually(timeout: .seconds(60)) { gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) } })
+        #expect(Self.temporaryFiles(in: dir) == [])
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
     /// Returns once the first poll has logged its line, which it writes after the rescan that follows a new feed.
     /// Every file is on disk before that rescan ends, and a rescan that finds the test's deletion repairs it as the
     /// scheduler's work (normal priority, its file made at once, only the rename waiting for the gate), not as the
