@@ -24,7 +24,9 @@ struct WatchService: AgentService {
     func loop() async {
         let watcher: DirectoryWatcher
         do {
-            watcher = try DirectoryWatcher(path: directory.root)
+            // The gate hears of each batch on the reader thread, as it is read (`RenameGate.note`): a deletion shuts
+            // it before any task could run, and the agent's own renames into DIR are left out of what is yielded.
+            watcher = try DirectoryWatcher(path: directory.root, sifting: { [gate] batch in gate.note(batch) })
         } catch {
             if error.kind == .instanceLimit || error.kind == .watchLimit {
                 fallBackToRescans(error.message)
@@ -40,12 +42,10 @@ struct WatchService: AgentService {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await batch in watcher.events {
-                        // Here, as each batch is read, not when the acting task gets to it: a repair waiting at the
-                        // gate must see DIR gone (and the agent stop, naming why) before it could rename anything,
-                        // and a deletion must hold renames even while the acting task is busy.
+                        // Here, as each batch comes, not when the acting task gets to it: the agent stops, naming
+                        // why, as soon as DIR is seen gone (the gate was shut for good on the reader thread).
                         if let gone = vanished(batch) { stop.directoryGone(directory, gone) }
-                        let personal = gate.note(batch)  // without the agent's own renames into DIR
-                        if !personal.isEmpty { backlog.add(personal) }
+                        backlog.add(batch)
                     }
                     backlog.end()
                 }

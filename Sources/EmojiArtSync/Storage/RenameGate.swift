@@ -24,9 +24,9 @@ import Glibc
 /// agent has just put in place needs no check (a cold sync's 90,000 renames were each checked again, as urgent as
 /// a person's change, and held the repairs of real deletions back). The quiet the gate waits for adapts to
 /// the burst: `loneQuiet` after a deletion with no other one just before it, `burstQuiet` after each deletion
-/// of a burst (a pause of `rm` on a busy machine is far shorter). The watcher feeds it from the task that
-/// reads inotify, not from the one that acts on the events, so a repair that keeps that one busy never hides
-/// a deletion from the gate. Without a watcher (`--once`) it is always open.
+/// of a burst (a pause of `rm` on a busy machine is far shorter). The watcher feeds it on the thread that
+/// reads inotify, as each batch is read (`DirectoryWatcher`'s `sifting`), not from a task: the cooperative pool
+/// busy with a sync's jobs, or a repair that keeps the acting task busy, never hides a deletion from the gate. Without a watcher (`--once`) it is always open.
 final class RenameGate: Sendable {
     /// The quiet after a deletion that came alone: the time for the next deletion of a burst to be seen.
     static let loneQuiet = Duration.milliseconds(5)

@@ -107,7 +107,10 @@ final class DirectoryWatcher: Sendable {
     /// ``WatchError/Kind/watchLimit`` whose message names `fs.inotify.max_user_watches`, its value, and
     /// how to raise it (`sysctl -w fs.inotify.max_user_watches=N`, or a file in /etc/sysctl.d/).
     /// Nothing is left open when it throws.
-    init(path: String) throws(WatchError) {
+    /// `sifting`, when given, sees each batch on the reader thread as it is read, before any task could, and returns
+    /// what of it to yield (an empty result yields nothing): the agent's `RenameGate` hears of a deletion there,
+    /// while the cooperative pool may be busy with a sync's jobs for milliseconds.
+    init(path: String, sifting: (@Sendable ([WatchEvent]) -> [WatchEvent])? = nil) throws(WatchError) {
         // Non-blocking, so a read after a spurious wake-up returns EAGAIN instead of hanging the thread;
         // close-on-exec, so child processes do not inherit the descriptor.
         let inotifyDescriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -139,7 +142,7 @@ final class DirectoryWatcher: Sendable {
         let threadName = "dirwatch-\(Self.nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)"
         let reader = InotifyReader(
             inotifyDescriptor: inotifyDescriptor, wakeDescriptor: wake.descriptor,
-            continuation: continuation, failure: readerFailure, path: path)
+            continuation: continuation, failure: readerFailure, path: path, sifting: sifting)
         let thread: JoinableThread
         do {
             thread = try JoinableThread.start(name: threadName, handing: reader) { $0.run() }

@@ -37,12 +37,16 @@ final class InotifyReader {
     private let path: String
     /// The read buffer, aligned for `struct inotify_event`.
     private let buffer: UnsafeMutableRawBufferPointer
+    /// Sees each batch on this thread as it is read, and says what of it to yield (`DirectoryWatcher`'s `sifting`).
+    private let sifting: (@Sendable ([WatchEvent]) -> [WatchEvent])?
 
     /// Prepares a reader; nothing runs until ``run()``.
     init(
         inotifyDescriptor: Int32, wakeDescriptor: Int32,
-        continuation: AsyncStream<[WatchEvent]>.Continuation, failure: ReaderFailure, path: String
+        continuation: AsyncStream<[WatchEvent]>.Continuation, failure: ReaderFailure, path: String,
+        sifting: (@Sendable ([WatchEvent]) -> [WatchEvent])? = nil
     ) {
+        self.sifting = sifting
         self.inotifyDescriptor = inotifyDescriptor
         self.wakeDescriptor = wakeDescriptor
         self.continuation = continuation
@@ -92,10 +96,10 @@ final class InotifyReader {
                 failure.record(.system("read", errno: error.errno, path: path, doing: "stopped watching \(path)"))
                 return
             }
-            let events = InotifyRecordParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            guard !events.isEmpty else { continue }
-            if case .terminated = continuation.yield(events) { return }
-            if events.contains(where: \.endsWatch) { return }
+            let parsed = InotifyRecordParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            let events = sifting.map { $0(parsed) } ?? parsed
+            if !events.isEmpty, case .terminated = continuation.yield(events) { return }
+            if parsed.contains(where: \.endsWatch) { return }
         }
     }
 }

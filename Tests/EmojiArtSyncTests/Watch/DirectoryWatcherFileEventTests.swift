@@ -1,4 +1,6 @@
 @testable import EmojiArtSync
+import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -26,6 +28,46 @@ extension WatchTests {
             let create = seen.events.firstIndex { $0.mask.contains(.create) }
             let closeWrite = seen.events.firstIndex { $0.mask.contains(.closeWrite) }
             #expect(create != nil && closeWrite != nil && create! < closeWrite!, "kernel order kept: \(seen.events)")
+        }
+
+        /// `sifting` sees each batch on the reader thread as it is read, with no task reading the stream yet (the
+        /// agent's rename gate hears of a deletion while the cooperative pool is busy with a sync's jobs), and the
+        /// stream carries what it keeps. Before, the gate heard of events only when a task on the pool took them
+        /// from the stream: during a cold sync, dozens of renames into DIR came after `rm -rf DIR` had listed it.
+        @Test("sifting: on the reader thread, before any task reads; the stream carries what it keeps")
+        func sifting() async throws {
+            let dir = try WatchScratchDirectory()
+            try POSIX.write(Array("x".utf8), to: dir.file("kept.png"))
+            try POSIX.write(Array("x".utf8), to: dir.file("dropped.png"))
+            let sifted = Mutex<[(name: String?, thread: String)]>([])
+            let watcher = try DirectoryWatcher(path: dir.path, sifting: { batch in
+                let thread = Self.currentThreadName()
+                sifted.withLock { $0.append(contentsOf: batch.map { ($0.name, thread) }) }
+                return batch.filter { $0.name != "dropped.png" }
+            })
+            defer { watcher.stop() }
+
+            try POSIX.unlink(dir.file("dropped.png"))
+            try POSIX.unlink(dir.file("kept.png"))
+            let both = await eventually {
+                Set(sifted.withLock { $0.compactMap(\.name) }).isSuperset(of: ["kept.png", "dropped.png"])
+            }
+            #expect(both, "the stream was not read yet: \(sifted.withLock { $0.map(\.name) })")
+            #expect(sifted.withLock { $0.allSatisfy { $0.thread == watcher.threadName } }, "on \(watcher.threadName)")
+
+            let recorder = WatchRecorder(watcher.events)
+            let seen = await recorder.wait(for: "the delete of kept.png") { $0.contains(.delete, "kept.png") }
+            #expect(!seen.events.contains { $0.name == "dropped.png" }, "\(seen.events)")
+        }
+
+        /// The calling thread's name, as the kernel keeps it (`/proc/thread-self/comm`).
+        static func currentThreadName() -> String {
+            let fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return "" }
+            defer { close(fd) }
+            var bytes = [UInt8](repeating: 0, count: 64)
+            let count = read(fd, &bytes, bytes.count)
+            return String(decoding: bytes.prefix(max(0, count)).filter { $0 != 0x0A }, as: UTF8.self)
         }
 
         @Test("unlink: delete with the name")
