@@ -87,13 +87,8 @@ struct ColdSyncRepairTests {
     /// waits for one chunk, not for a cold batch's thousands of renames. With the whole batch in one turn, the job
     /// ran only after it.
     @Test func aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween() async throws {
-        let served = Shared(0)
-        let gallery = try await GalleryFixture(count: 300, imageSize: .small) { _ in served.increment() }
-        let dir = TemporaryDirectory("rename-turns")
-        var configuration = try gallery.configuration(dir: dir.path)
-        let held = HeldSecondPassBatch(&configuration)
-        let (passBatches, holding, released) = (held.passBatches, held.holding, held.released)
-        let hooks = held.hooks
+        let (gallery, dir, configuration, held) = try await HeldSecondPassBatch.largeBatch("rename-turns")
+        let (passBatches, holding, hooks) = (held.passBatches, held.holding, held.hooks)
         let heldBatchTurns = Shared<[Int]>([])
         let turnsDoneWhenTheJobRan = Shared(-1)
         hooks.setAfterRenameTurn { lane, files in
@@ -105,8 +100,7 @@ struct ColdSyncRepairTests {
         }
         let agent = try await RunningAgent(configuration)
         #expect(await eventually { holding.value })
-        #expect(await eventually(timeout: .seconds(60)) { served.value >= 200 })
-        released.set(true)
+        #expect(await held.releaseOnceServed())
 
         #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
         #expect(await agent.stop() == .success)
@@ -126,13 +120,8 @@ extension ColdSyncRepairTests {
     /// renamed all its 64 files: a user's `rm -rf DIR` during the cold sync failed with "Directory not empty" and
     /// left up to a turn of files behind. The gate is shut by the test after the tenth rename, as a deletion would.
     @Test func aTurnStopsRenamingAtTheFirstDeletionSeen() async throws {
-        let served = Shared(0)
-        let gallery = try await GalleryFixture(count: 300, imageSize: .small) { _ in served.increment() }
-        let dir = TemporaryDirectory("turn-cut")
-        var configuration = try gallery.configuration(dir: dir.path)
-        // The pass's second batch is held until 200 images were served: a batch of many files, whose first turn is
-        // a full one of `renamesPerTurn` unless it is cut.
-        let held = HeldSecondPassBatch(&configuration)
+        // A held batch of many files, whose first turn is a full one of `renamesPerTurn` unless it is cut.
+        let (gallery, dir, configuration, held) = try await HeldSecondPassBatch.largeBatch("turn-cut")
         let (passBatches, hooks) = (held.passBatches, held.hooks)
         let renamed = Shared(0)
         let turns = Shared<[Int]>([])
@@ -142,8 +131,7 @@ extension ColdSyncRepairTests {
         }
         hooks.setAfterRenameTurn { lane, files in if lane == .pass, passBatches.value == 2 { turns.append(files) } }
         let agent = try await RunningAgent(configuration)
-        #expect(await eventually(timeout: .seconds(60)) { served.value >= 200 })
-        held.released.set(true)
+        #expect(await held.releaseOnceServed())
         #expect(await eventually(timeout: .seconds(60)) { !turns.value.isEmpty })
         #expect(turns.value == [10] && renamed.value == 10, "turns of \(turns.value) files, \(renamed.value) renamed")
         hooks.renameGate?.holdShut(false)
@@ -212,7 +200,32 @@ private struct HeldSecondPassBatch {
     let holding = Shared(false)
     let released = Shared(false)
 
-    init(_ configuration: inout AgentConfiguration) {
+    /// Image requests the gallery of `largeBatch` served so far (unused otherwise).
+    let served: Shared<Int>
+
+    /// A gallery of 300 small images that counts the images it serves, a DIR, and a configuration whose pass holds
+    /// its second batch: released by `releaseOnceServed()` once 200 were served, that batch holds many files.
+    static func largeBatch(
+        _ name: String
+    ) async throws -> (gallery: GalleryFixture, dir: TemporaryDirectory, configuration: AgentConfiguration, held: HeldSecondPassBatch) {
+        let served = Shared(0)
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small) { _ in served.increment() }
+        let dir = TemporaryDirectory(name)
+        var configuration = try gallery.configuration(dir: dir.path)
+        let held = HeldSecondPassBatch(&configuration, served: served)
+        return (gallery, dir, configuration, held)
+    }
+
+    /// Releases the held batch once 200 images were served; false if they were not within a minute.
+    func releaseOnceServed() async -> Bool {
+        let served = served
+        let reached = await eventually(timeout: .seconds(60)) { served.value >= 200 }
+        released.set(true)
+        return reached
+    }
+
+    init(_ configuration: inout AgentConfiguration, served: Shared<Int> = Shared(0)) {
+        self.served = served
         configuration.schedule.pollInterval = .seconds(3600)
         configuration.testHooks = hooks
         let (passBatches, holding, released) = (passBatches, holding, released)
