@@ -286,12 +286,10 @@ final class GroupCommitter {
 
     /// Decides, renames and records `chunk` (positions of the batch), with no suspension: appends each file's
     /// outcome to `outcomes` (whose count is the chunk's first position) and returns the files installed, by their
-    /// position in the batch.
-    /// Renames and records the files of `chunk`, in order, while the rename gate stays open: a deletion the watcher
-    /// reports meanwhile (`rm -rf DIR` has begun) ends the turn before the next rename (the gate is looked at in
-    /// memory, without its probes), and `chunk` is cut to the files handled; the others wait at the gate in the
-    /// next turn. Before, a turn renamed its 64 files whatever came, and those made after `rm` had listed DIR
-    /// failed it with "Directory not empty".
+    /// position in the batch. The gate is looked at again (in memory, without its probes) before each rename: a
+    /// deletion the watcher reports meanwhile means `rm -rf DIR` may have begun, and a name renamed in after `rm`
+    /// listed DIR makes it fail with "Directory not empty". Then `chunk` is cut to the files handled, and the others
+    /// wait at the gate in the next turn.
     private func installAndRecord(
         _ chunk: inout ArraySlice<PendingFile>, lane: Lane, outcomes: inout [Result<Outcome, any Error>]
     ) -> [(position: Int, identity: FileIdentity, replaced: Bool)] {
