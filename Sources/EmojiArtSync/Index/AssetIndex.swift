@@ -523,10 +523,11 @@ final class AssetIndex {
     }
 
     /// Moves the write-ahead log into the database file and syncs it: after this, every change so far is
-    /// durable against a power cut, not only against the process dying. `recordingState`: whether the marker that
-    /// spares the next start its `quick_check` may be written (a new name in the state directory; not while
-    /// `rm -rf DIR` may be inside it).
-    func checkpoint(recordingState: Bool = true) async throws(SyncError) {
+    /// durable against a power cut, not only against the process dying. `mayRecordState` is asked, once the
+    /// checkpoint is done and just before the marker that spares the next start its `quick_check` is made, whether
+    /// that new name may appear in the state directory (not while `rm -rf DIR` may be inside it): asked before the
+    /// checkpoint's I/O, its answer would be stale by the time the name is made.
+    func checkpoint(mayRecordState: () -> Bool = { true }) async throws(SyncError) {
         if let checkpointer {
             let failure: SyncError? = await BlockingIO.run {
                 do throws(SyncError) {
@@ -540,7 +541,7 @@ final class AssetIndex {
         } else {
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
-        if recordingState, let checkpointPath { Self.recordCheckpoint(of: connection.path, at: checkpointPath) }
+        if let checkpointPath, mayRecordState() { Self.recordCheckpoint(of: connection.path, at: checkpointPath) }
     }
 
     /// Checkpoints the log off the silo (`IndexCheckpointer`); nil when its connection could not be opened, and

@@ -123,6 +123,7 @@ final class OwnedFiles {
     /// the state directory), and the next start checks the index instead.
     func makeDurable() async throws {
         try await storage.syncDirectory()
-        try await index.checkpoint(recordingState: storage.gate.isOpen)
+        let gate = storage.gate
+        try await index.checkpoint(mayRecordState: { gate.isOpen })
     }
 }

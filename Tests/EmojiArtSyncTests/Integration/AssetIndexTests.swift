@@ -99,6 +99,33 @@ struct AssetIndexTests {
         #expect(index.count == rows)
     }
 
+    /// Whether the checkpoint's marker may be made is asked once the checkpoint is done, just before the name is
+    /// made: asked before the checkpoint's I/O (as it was), a gate shut meanwhile by `rm -rf DIR` went unseen and
+    /// the marker appeared in a state directory being removed (a fresh-clone CI run failed so).
+    @Test @SyncActor func theMarkerIsAskedForOnlyOnceTheCheckpointIsDone() async throws {
+        let dir = TemporaryDirectory("index-marker-asked")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        let (index, _) = try AssetIndex.open(directory: directory)
+        _ = try index.transaction { () throws(SyncError) in
+            try index.put(IndexEntry(name: "gallery_image_1.png", key: "/gallery/image?1", size: 1000,
+                                     sha256: String(repeating: "ab", count: 32)))
+        }
+        var info = stat()
+        #expect(stat(directory.indexPath + "-wal", &info) == 0 && info.st_size > 0, "the commit is in the log")
+        var logWhenAsked: Int?
+        try await index.checkpoint(mayRecordState: {
+            logWhenAsked = stat(directory.indexPath + "-wal", &info) == 0 ? Int(info.st_size) : 0
+            return false
+        })
+        #expect(logWhenAsked == 0, "asked only once the log is checkpointed")
+        #expect(access(directory.indexCheckpointPath, F_OK) != 0, "refused: no marker")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file(".emojiart-sync"))
+            .filter { $0.hasPrefix("index.checkpoint") } == [])
+        try await index.checkpoint(mayRecordState: { true })
+        #expect(access(directory.indexCheckpointPath, F_OK) == 0, "allowed: the marker is made")
+    }
+
     @Test func anIndexThatIsOnlyBusyIsNeitherMovedAsideNorRebuilt() async throws {
         let gallery = try await GalleryFixture(count: 5)
         let dir = TemporaryDirectory("busy-index")

@@ -63,6 +63,12 @@ struct StateDirectoryGateTests {
         let gate = try #require(hooks.renameGate)
         let marker = dir.file(".emojiart-sync/index.checkpoint")
         let owned = agent.background.agent.core.owned
+        // The first pass makes the index durable after its `event=poll` line: wait for its marker, or that
+        // checkpoint (its gate looked at before the test shuts it) may make the marker after the test's unlink.
+        let passDurable = await eventually {
+            logLines(dir.path).contains { $0.contains("event=poll") } && access(marker, F_OK) == 0
+        }
+        try #require(passDurable)
 
         gate.holdShut(true)
         unlink(marker)
