@@ -22,8 +22,9 @@ import Glibc
 ///
 /// A second table remembers items whose URL answered with something that is not an image (the book's `200`
 /// with a JSON error), with the feed tag they had, so a later run does not ask for them again before
-/// `RetryPolicy.unusableAnswer` has passed or the server changed their tag. It was added without a version
-/// change: an index of version 1 without it gets it when opened.
+/// `RetryPolicy.unusableAnswer` has passed or the server changed their tag (`UnusableAnswerTable`, which writes
+/// them with the next transaction). It was added without a version change: an index of version 1 without it gets
+/// it when opened.
 ///
 /// A database that is corrupt or of another schema version (never one that is only busy or unreadable for
 /// now) is moved aside and rebuilt empty (adoption then
@@ -47,15 +48,19 @@ final class AssetIndex {
     private let selectSweep: SQLiteConnection.Statement
     private let selectFingerprintPage: SQLiteConnection.Statement
     private let updateTag: SQLiteConnection.Statement
-    private let selectUnusable: SQLiteConnection.Statement
-    private let upsertUnusable: SQLiteConnection.Statement
-    private let deleteUnusable: SQLiteConnection.Statement
+    /// The answers that were no image: the second table, with the ones waiting to be written.
+    private let unusableAnswers: UnusableAnswerTable
 
     /// Rows in the index, kept as rows change (never counted by a query after `open`).
     private(set) var count: Int
 
     /// Reads of the index that returned a row; for tests and `status`.
     private(set) var lookups = 0
+
+    /// Queries for a key's row (`lookUp`, `entry(named:)`) SQLite ran, by its own count, and the transactions it
+    /// committed: for the tests that a cold pass looks nothing up and writes in few transactions.
+    var rowQueriesRun: Int { selectForAccess.runs + selectByName.runs }
+    var commits: Int { connection.commits }
 
     /// Rows added or removed since the index was opened: what the feed's sweeps (`FeedCatalogue.current()`)
     /// compare to know that nothing they depend on changed. Replacing a row keeps it.
@@ -136,10 +141,7 @@ final class AssetIndex {
         updateOwner = try connection.prepare(
             "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ?, owner_device = ?, owner_inode = ? WHERE name = ?")
         deleteByName = try connection.prepare("DELETE FROM files WHERE name = ?")
-        selectUnusable = try connection.prepare("SELECT tag, reason, answered_at FROM unusable_answers WHERE key = ?")
-        upsertUnusable = try connection.prepare(
-            "INSERT OR REPLACE INTO unusable_answers(key, tag, reason, answered_at) VALUES (?, ?, ?, ?)")
-        deleteUnusable = try connection.prepare("DELETE FROM unusable_answers WHERE key = ?")
+        unusableAnswers = try UnusableAnswerTable(connection: connection)
         count = Int(try connection.integer("SELECT count(*) FROM files"))
     }
 
@@ -256,10 +258,17 @@ final class AssetIndex {
     /// Runs `body` inside one transaction, so a sweep of thousands of lookups takes SQLite's locks once instead
     /// of once per statement, and a batch of changes commits together. Nothing in `body` may suspend. A failed
     /// `BEGIN` or `COMMIT` throws (the changes are rolled back): an index that cannot be written is an error.
+    /// The unusable answers waiting to be written (`recordUnusableAnswer`) are written in it too.
     func transaction<T>(_ body: () throws(SyncError) -> T) throws(SyncError) -> T {
         let changesBefore = rowChanges
         do {
-            return try connection.transaction(.immediate, body)
+            var answersWritten = 0
+            let result = try connection.transaction(.immediate) { () throws(SyncError) in
+                answersWritten = try unusableAnswers.writeWaiting()
+                return try body()
+            }
+            unusableAnswers.written(answersWritten)
+            return result
         } catch {
             if rowChanges != changesBefore { rowsRolledBack() }
             throw error
@@ -303,9 +312,10 @@ final class AssetIndex {
         guard try selectForAccess.bind(.text(key.fileName), .text(key.rawValue)).step() else { return (nil, nil) }
         lookups += 1
         let entry = selectForAccess.isNull(0) ? nil : Self.read(selectForAccess)
-        let unusable = selectForAccess.isNull(14) ? nil : UnusableAnswer(
+        // An answer waiting to be written is newer than the table's.
+        let unusable = unusableAnswers.waiting(for: key) ?? (selectForAccess.isNull(14) ? nil : UnusableAnswer(
             tag: selectForAccess.optionalText(13), reason: selectForAccess.text(14),
-            answeredAt: Date(timeIntervalSince1970: TimeInterval(selectForAccess.int64(15))))
+            answeredAt: Date(timeIntervalSince1970: TimeInterval(selectForAccess.int64(15)))))
         return (entry?.key == key.rawValue ? entry : nil, unusable)
     }
 
@@ -491,29 +501,27 @@ final class AssetIndex {
 
     /// The last unusable answer recorded for `key` (the server answered, with something that is not a PNG).
     func unusableAnswer(for key: AssetKey) throws(SyncError) -> UnusableAnswer? {
-        defer { selectUnusable.reset() }
-        guard try selectUnusable.bind(.text(key.rawValue)).step() else { return nil }
-        return UnusableAnswer(
-            tag: selectUnusable.optionalText(0), reason: selectUnusable.text(1),
-            answeredAt: Date(timeIntervalSince1970: TimeInterval(selectUnusable.int64(2))))
+        try unusableAnswers.answer(for: key)
     }
 
-    /// Records that `key`'s URL answered with something that is not an image, under feed tag `tag`.
+    /// Whether `key` may have an unusable answer on record: false means certainly none (`UnusableAnswerTable`).
+    func mayHaveUnusableAnswer(for key: AssetKey) -> Bool { unusableAnswers.mayHold(key) }
+
+    /// Records that `key`'s URL answered with something that is not an image, under feed tag `tag`: written with
+    /// the next write transaction (or now, once `UnusableAnswerTable.batchLimit` are waiting), read as recorded
+    /// at once.
     func recordUnusableAnswer(_ answer: UnusableAnswer, for key: AssetKey) throws(SyncError) {
-        try upsertUnusable.bind(
-            .text(key.rawValue), .optional(answer.tag), .text(answer.reason),
-            .integer(Int64(answer.answeredAt.timeIntervalSince1970.rounded(.down)))
-        ).run()
+        if unusableAnswers.record(answer, for: key) { try transaction {} }
     }
 
     /// Forgets the unusable answer of `key` (it was stored since, or should be asked for again).
     func forgetUnusableAnswer(for key: AssetKey) throws(SyncError) {
-        try deleteUnusable.bind(.text(key.rawValue)).run()
+        try unusableAnswers.forget(key)
     }
 
     /// Forgets every unusable answer: the next access of each asks the server again.
     func forgetUnusableAnswers() throws(SyncError) {
-        try connection.execute("DELETE FROM unusable_answers")
+        try unusableAnswers.forgetAll()
     }
 
     /// Gives back the memory of SQLite's page cache (up to its 8 MiB): after a pass or a sweep has filled it, an
@@ -528,6 +536,7 @@ final class AssetIndex {
     /// that new name may appear in the state directory (not while `rm -rf DIR` may be inside it): asked before the
     /// checkpoint's I/O, its answer would be stale by the time the name is made.
     func checkpoint(mayRecordState: () -> Bool = { true }) async throws(SyncError) {
+        if unusableAnswers.waitingCount > 0 { try transaction {} }
         if let checkpointer {
             let failure: SyncError? = await BlockingIO.run {
                 do throws(SyncError) {

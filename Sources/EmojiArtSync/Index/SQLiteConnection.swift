@@ -28,7 +28,16 @@ final class SQLiteConnection {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 2000)
+        sqlite3_commit_hook(db, { context in
+            // `context` is this connection, which outlives the hook: its handle is closed in `deinit`.
+            Unmanaged<SQLiteConnection>.fromOpaque(context!).takeUnretainedValue().commits += 1
+            return 0  // 0: the commit goes ahead
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
+
+    /// Transactions this connection committed, explicit or not, by SQLite's commit hook: for the tests and
+    /// benchmarks that count the index's writes.
+    private(set) var commits = 0
 
     /// A database in memory holding a copy of the one at `path`, which is read and never written: nothing is
     /// created or changed beside it (`--dry-run`). A database with no write-ahead log beside it (the agent's last
@@ -218,6 +227,9 @@ final class SQLiteConnection {
             _ = try step()
             sqlite3_reset(statement)
         }
+
+        /// How many times SQLite ran the statement (`SQLITE_STMTSTATUS_RUN`): for tests that count queries.
+        var runs: Int { Int(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_RUN, 0)) }
 
         func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
         func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }

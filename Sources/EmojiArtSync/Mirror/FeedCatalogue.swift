@@ -10,7 +10,7 @@
 /// feed key's row records (`recordedDigest(of:)`), kept current as rows change: a warm pass compares it with the
 /// file's `lstat`, taken off the silo, instead of looking each key up.
 @SyncActor
-final class FeedCatalogue {
+final class FeedCatalogue: IndexRowKnowledge {
     private let index: AssetIndex
     /// The feed kept now.
     private(set) var feed = FeedState()
@@ -71,6 +71,12 @@ final class FeedCatalogue {
     func isStored(_ key: AssetKey) -> Bool? {
         guard let position = feed.position(of: key), position < stored.count else { return nil }
         return stored[position]
+    }
+
+    /// Whether the key at `position` in the feed of `version` has a row in the index, when the catalogue knows it
+    /// (nil: the feed was replaced since, or no walk has filled the table yet).
+    func isStored(at position: Int, version: UInt64) -> Bool? {
+        version == self.version && position < stored.count ? stored[position] : nil
     }
 
     private func recordedDigest(at position: Int) -> FingerprintDigest? {

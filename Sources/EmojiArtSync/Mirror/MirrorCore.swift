@@ -70,7 +70,7 @@ struct MirrorCore: Sendable {
             directory: directory)
         let catalogue = FeedCatalogue(index: index)
         let inspector = FileInspector(index: index, directory: directory, status: storage.status, log: log)
-        let committer = GroupCommitter(storage: storage, index: index, log: log)
+        let committer = GroupCommitter(storage: storage, index: index, log: log, knownRows: catalogue)
         let pipeline = AccessPipeline(
             memory: memory, index: index, catalogue: catalogue, inspector: inspector, committer: committer,
             fetcher: fetcher, log: log, status: storage.status, directory: directory,

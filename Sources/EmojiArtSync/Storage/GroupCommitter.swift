@@ -5,6 +5,13 @@ import FoundationEssentials
 import Glibc
 #endif
 
+/// Whether the index has a row for a key's file, where that is known without a query: the feed's catalogue
+/// (`FeedCatalogue`), which follows every row the index adds or removes. Nil: not known, look it up.
+@SyncActor
+protocol IndexRowKnowledge: AnyObject {
+    func isStored(_ key: AssetKey) -> Bool?
+}
+
 /// Makes new asset files durable, visible and recorded a batch at a time: git's `core.fsyncMethod=batch` for the
 /// sync directory.
 ///
@@ -50,6 +57,7 @@ final class GroupCommitter {
 
     /// A downloaded asset in a private temporary file, waiting to be put at its path.
     struct PendingFile: Sendable {
+        let key: AssetKey
         let temporaryPath: String
         /// The temporary file's identity, from its writer's descriptor: the commit does not look the path up again.
         let identity: FileIdentity
@@ -85,6 +93,8 @@ final class GroupCommitter {
     private let storage: DiskStorage
     private let index: AssetIndex
     private let log: AccessLog
+    /// Whether a key's file has a row, where that is known without a query (the feed's catalogue).
+    private let knownRows: any IndexRowKnowledge
     /// Which files batch together.
     enum Lane: Int, Sendable, CaseIterable {
         /// Files of passes, refreshes and retries.
@@ -109,10 +119,11 @@ final class GroupCommitter {
     /// The largest batch so far.
     private(set) var largestBatch = 0
 
-    init(storage: DiskStorage, index: AssetIndex, log: AccessLog) {
+    init(storage: DiskStorage, index: AssetIndex, log: AccessLog, knownRows: any IndexRowKnowledge) {
         self.storage = storage
         self.index = index
         self.log = log
+        self.knownRows = knownRows
     }
 
     private var directory: SyncDirectory { storage.directory }
@@ -136,7 +147,7 @@ final class GroupCommitter {
             name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
         switch try await commit(PendingFile(
-            temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry, flushed: staged.flushed),
+            key: asset.key, temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry, flushed: staged.flushed),
             in: lane)
         {
         case .installed(_, let movedAside):
@@ -340,14 +351,17 @@ final class GroupCommitter {
     }
 
     /// The row that records each file's path as the agent's, for that file's key (nil: the path is not the
-    /// agent's): read in one transaction (each statement outside one takes and drops SQLite's locks), in the same
-    /// turn of the silo as the renames.
+    /// agent's), in the same turn of the silo as the renames. A key known to have no row (`knownRows`: every file
+    /// of a cold pass) is not looked up; the others are read in one transaction (each statement outside one takes
+    /// and drops SQLite's locks).
     private func ownRows(_ batch: ArraySlice<PendingFile>) throws(SyncError) -> [IndexEntry?] {
+        let unknown = batch.map { knownRows.isStored($0.key) != false }
+        guard unknown.contains(true) else { return Array(repeating: nil, count: batch.count) }
         return try index.readTransaction { () throws(SyncError) in
             var rows: [IndexEntry?] = []
             rows.reserveCapacity(batch.count)
-            for file in batch {
-                let row = try index.entry(named: file.entry.name)
+            for (file, lookUp) in zip(batch, unknown) {
+                let row = lookUp ? try index.entry(named: file.entry.name) : nil
                 rows.append(row?.key == file.entry.key ? row : nil)
             }
             return rows

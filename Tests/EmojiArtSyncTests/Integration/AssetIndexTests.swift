@@ -126,6 +126,40 @@ struct AssetIndexTests {
         #expect(access(directory.indexCheckpointPath, F_OK) == 0, "allowed: the marker is made")
     }
 
+    /// An answer that was no image waits to be written with the next transaction, and is read as recorded meanwhile
+    /// (by `lookUp` too); one forgotten before it was written is gone; a checkpoint writes what still waits; a key
+    /// on record when the index is opened is one the filter may hold, a key never recorded one it does not.
+    @Test @SyncActor func unusableAnswersWaitForTheNextTransactionAndReadAsRecorded() async throws {
+        let dir = TemporaryDirectory("index-unusable")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        let (index, _) = try AssetIndex.open(directory: directory)
+        let keys = try (1...3).map { try AssetKey(feedURL: "/gallery/image?\($0)") }
+        let answer = UnusableAnswer(tag: "T", reason: "not a PNG", answeredAt: Date(timeIntervalSince1970: 1_000))
+        let onDisk = { () throws -> Int64 in
+            try SQLiteConnection(readingOnly: directory.indexPath).integer("SELECT count(*) FROM unusable_answers")
+        }
+        for key in keys { try index.recordUnusableAnswer(answer, for: key) }
+        #expect(try onDisk() == 0, "waiting, not written")
+        #expect(try index.unusableAnswer(for: keys[0]) == answer)
+        #expect(try index.lookUp(keys[1]).unusable == answer)
+        #expect(index.mayHaveUnusableAnswer(for: keys[2]))
+        try index.forgetUnusableAnswer(for: keys[2])
+        #expect(try index.unusableAnswer(for: keys[2]) == nil, "forgotten while waiting")
+        try index.transaction {}
+        #expect(try onDisk() == 2, "written with the next transaction")
+        try index.recordUnusableAnswer(answer, for: keys[2])
+        try await index.checkpoint()
+        #expect(try onDisk() == 3, "written by the checkpoint")
+
+        let (reopened, _) = try AssetIndex.open(directory: directory)
+        for key in keys { #expect(reopened.mayHaveUnusableAnswer(for: key), "on record at open: \(key)") }
+        #expect(!reopened.mayHaveUnusableAnswer(for: try AssetKey(feedURL: "/gallery/image?4")))
+        #expect(try reopened.lookUp(keys[0]).unusable == answer)
+        try reopened.forgetUnusableAnswers()
+        #expect(!reopened.mayHaveUnusableAnswer(for: keys[0]), "none on record once all are forgotten")
+    }
+
     @Test func anIndexThatIsOnlyBusyIsNeitherMovedAsideNorRebuilt() async throws {
         let gallery = try await GalleryFixture(count: 5)
         let dir = TemporaryDirectory("busy-index")

@@ -29,6 +29,36 @@ struct WarmPathTests {
         #expect(lookups == gallery.errorNumbers.count, "\(lookups) lookups for \(gallery.validNumbers.count) stored files")
     }
 
+    /// A cold pass asks the index for no key's row: the catalogue knows no key of the feed has one, and no answer
+    /// that was no image is on record for any (`UnusableAnswerTable`'s filter); the committer asks for none either.
+    /// Its refusals are written with its files' rows, not a commit each, and are on record all the same: the next
+    /// run asks nothing for them. Before, each miss ran a lookup, each file a query before its rename, and each
+    /// refusal a commit of its own (740 queries, 201 commits for 180 batches).
+    @Test func aColdPassLooksNothingUpAndWritesItsRefusalsWithItsFiles() async throws {
+        let gallery = try await GalleryFixture(count: 200, imageSize: .small)
+        let dir = TemporaryDirectory("cold-lookups")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        let index = agent.core.index
+        let (queriesBefore, commitsBefore) = await (index.rowQueriesRun, index.commits)
+        let cold = try await agent.syncOnce()
+        let (queries, commits) = await (index.rowQueriesRun - queriesBefore, index.commits - commitsBefore)
+        let batches = await agent.core.committer.batches
+        agent.shutdown()
+        #expect(cold.available == gallery.validNumbers.count)
+        // What is left is the catalogue's catching up after the pass (`FeedCatalogue.current()`: the row and the
+        // tag of each row changed since its walk, two queries per file stored); none during the pass.
+        #expect(queries <= 2 * gallery.validNumbers.count, "\(queries) row queries in a cold pass")
+        // A commit per batch of files, and one at the end (the checkpoint writes what is still waiting).
+        #expect(commits <= batches + 2, "\(commits) commits for \(batches) batches and \(gallery.errorNumbers.count) refusals")
+
+        let warm = try await gallery.syncOnce(dir: dir.path)
+        #expect(warm.hits[.disk] == gallery.validNumbers.count)
+        for number in gallery.errorNumbers {
+            #expect(gallery.server.requestCount(path: "/gallery/image?\(number)") == 1, "item \(number) asked again")
+        }
+        await gallery.stop()
+    }
+
     /// Damage that left the file's `lstat` alone (bit rot under an unchanged inode, caught by the scrub) drops the
     /// recorded fingerprint in the index, and with it the table's: the next pass does not trust the file, reads it,
     /// and repairs it.
