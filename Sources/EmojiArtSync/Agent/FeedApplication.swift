@@ -32,8 +32,8 @@ struct FeedApplication {
         /// False: the same items as the feed kept (a new `ETag`, the same bytes).
         var itemsChanged = false
         var removal = GoneItemRemoval.Outcome()
-        /// The most misses loading at once in the full pass.
-        var peakAccesses = 0
+        /// The most misses loading at once in the full pass, and the most jobs it held waiting to start.
+        var peaks = FeedPass.Peaks()
         /// Feed keys still not stored at the end.
         var unstored: [AssetKey] = []
     }
@@ -72,7 +72,7 @@ struct FeedApplication {
             if let dryRun {
                 await pass.preview(feed, feedVersion: feedVersion, into: dryRun)
             } else {
-                result.peakAccesses = await pass.run(feed, feedVersion: feedVersion, collect: collect)
+                result.peaks = await pass.run(feed, feedVersion: feedVersion, collect: collect)
             }
         }
         if Task.isCancelled { return result }

@@ -1,3 +1,5 @@
+import DequeModule
+
 /// Accesses every entry of a feed (duplicates included, as the book's app does) a batch at a time: the silo
 /// answers each batch in one visit (`AccessPipeline.answer(_:pass:)`), deciding every miss there and registering
 /// it in flight, and the misses run as jobs of this pass, at most `window` at once, while the next batches are
@@ -26,8 +28,14 @@ struct FeedPass {
         let failure: (any Error)?
     }
 
-    /// Runs the pass; `collect` sees every outcome, a batch's hits and refusals first. Returns the most misses that
-    /// were loading at once.
+    /// The most misses loading at once, and the most jobs held decided but not started (what the pass's queue
+    /// costs in memory: a job is about 270 bytes).
+    struct Peaks: Sendable {
+        var loading = 0
+        var queued = 0
+    }
+
+    /// Runs the pass; `collect` sees every outcome, a batch's hits and refusals first. Returns its peaks.
     ///
     /// The pass itself runs on the cooperative pool, not in the silo: it enters the silo once per batch (to answer
     /// it), and a finished miss does not wake the silo to be collected, so a miss costs the silo only its own
@@ -42,10 +50,10 @@ struct FeedPass {
     @discardableResult
     nonisolated func run(
         _ feed: GalleryFeed, feedVersion: UInt64, collect: @escaping @Sendable (Outcome) -> Void = { _ in }
-    ) async -> Int {
+    ) async -> Peaks {
         let pipeline = core.pipeline
         let window = max(1, window)
-        var peak = 0
+        var peaks = Peaks()
         let pass = await pipeline.beginPass()
         let listings = AccessPipeline.Listings(keys: feed.uniqueKeys, feedVersion: feedVersion, pass: pass)
         let entries = feed.entryPositions
@@ -61,13 +69,15 @@ struct FeedPass {
             var answering = 0
             var start = entries.startIndex
             var batch = 0
-            var jobs: [Job] = []
-            var nextJob = 0
+            // Jobs decided and not started yet, in order. A queue that drops each job as it starts: during a cold
+            // pass there is always a job waiting, so an array emptied only when it ran dry kept every job of the
+            // pass (90,000 misses held 54 MB at the end of a 100,000-asset pass).
+            var jobs = Deque<Job>()
             var notStarted: [AccessPipeline.Miss] = []
             while true {
                 // Batches are answered ahead only while the misses decided so far have room to start: a cold
                 // pass does not decide the whole feed before its first transfers end.
-                while answering < Self.answersAhead, jobs.count - nextJob < window, start < entries.endIndex,
+                while answering < Self.answersAhead, jobs.count < window, start < entries.endIndex,
                     !Task.isCancelled
                 {
                     await core.hooks?.runBeforePassBatch(batch)
@@ -78,9 +88,7 @@ struct FeedPass {
                     group.addTask { .answered(await pipeline.answer(slice, of: listings)) }
                     answering += 1
                 }
-                while loading < window, nextJob < jobs.count {
-                    let job = jobs[nextJob]
-                    nextJob += 1
+                while loading < window, let job = jobs.popFirst() {
                     if Task.isCancelled {
                         notStarted += job.misses
                         continue
@@ -96,11 +104,7 @@ struct FeedPass {
                         group.addTask { .verified(await pipeline.verify(misses), count: misses.count) }
                         loading += misses.count
                     }
-                    peak = max(peak, loading)
-                }
-                if nextJob == jobs.count {
-                    jobs.removeAll(keepingCapacity: true)
-                    nextJob = 0
+                    peaks.loading = max(peaks.loading, loading)
                 }
                 guard let finished = await group.next() else { break }
                 switch finished {
@@ -119,6 +123,7 @@ struct FeedPass {
                     }
                     if !verifies.isEmpty { jobs.append(.verify(verifies)) }
                     jobs += answer.joins.map(Job.join)
+                    peaks.queued = max(peaks.queued, jobs.count)
                 case .loaded(let outcome, let position):
                     loading -= 1
                     report(outcome, position: position)
@@ -129,10 +134,10 @@ struct FeedPass {
                 }
             }
             // Stopping: misses decided but never started are given up, so nothing waits for them.
-            for job in jobs[nextJob...] { notStarted += job.misses }
+            for job in jobs { notStarted += job.misses }
             if !notStarted.isEmpty { await pipeline.abandon(notStarted) }
         }
-        return peak
+        return peaks
     }
 
     /// Batches answered at once.

@@ -71,7 +71,8 @@ struct SyncEngine: Sendable {
         report.hits = counted.hits
         report.removed = applied.removal.removed
         report.deletionRefused = applied.removal.refusal
-        report.peakAccessesInFlight = applied.peakAccesses
+        report.peakAccessesInFlight = applied.peaks.loading
+        report.peakJobsQueued = applied.peaks.queued
         let unstored = Set(applied.unstored)
         for (position, key) in feed.uniqueKeys.enumerated() {
             if counted.succeeded(position), !unstored.contains(key) {

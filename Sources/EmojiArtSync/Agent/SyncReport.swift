@@ -18,6 +18,9 @@ public struct SyncReport: Sendable {
     public var duration: Duration = .zero
     /// The most accesses that were pending at once (bounded by the engine's window).
     var peakAccessesInFlight = 0
+    /// The most jobs the pass held decided but not started: bounded by the window and the batches answered ahead,
+    /// whatever the feed's size.
+    var peakJobsQueued = 0
     /// Files of items gone from the feed that were removed, and why none were when the guard refused.
     var removed = 0
     public var deletionRefused: String?

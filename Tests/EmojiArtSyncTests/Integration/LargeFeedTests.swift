@@ -26,4 +26,23 @@ struct LargeFeedTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: SyncDirectory(dir.path).temporaryDirectory)
         #expect(left.isEmpty, "temporary files left: \(left)")
     }
+
+    /// A cold pass holds no more jobs waiting to start than its window and the batches it answers ahead, whatever
+    /// the feed's size: each job is dropped as it starts. Before, the queue was an array emptied only when it ran
+    /// dry, which a cold pass never lets it do: it held every job of the pass (all 1,500 here; 54 MB of heap at
+    /// 100,000 assets).
+    @Test func aColdPassHoldsOnlyTheJobsItHasNotStarted() async throws {
+        let gallery = try await GalleryFixture(count: 1_500, imageSize: .small)
+        let dir = TemporaryDirectory("pass-queue")
+        var window = 0
+        let report = try await gallery.syncOnce(dir: dir.path) {
+            $0.http.concurrency = 2
+            window = $0.accessWindow
+        }
+        await gallery.stop()
+        #expect(report.available == gallery.validNumbers.count)
+        let bound = window + FeedPass.answersAhead * FeedPass.batchSize
+        #expect(report.peakJobsQueued <= bound, "\(report.peakJobsQueued) jobs held for a window of \(window)")
+        #expect(bound < gallery.validNumbers.count, "the feed is too small to tell")
+    }
 }
