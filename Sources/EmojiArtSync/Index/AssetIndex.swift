@@ -60,6 +60,8 @@ final class AssetIndex {
     /// Queries for a key's row (`lookUp`, `entry(named:)`) SQLite ran, by its own count, and the transactions it
     /// committed: for the tests that a cold pass looks nothing up and writes in few transactions.
     var rowQueriesRun: Int { selectForAccess.runs + selectByName.runs }
+    /// Reads of the unusable answers' table alone SQLite ran.
+    var unusableReadsRun: Int { unusableAnswers.readsRun }
     var commits: Int { connection.commits }
 
     /// Rows added or removed since the index was opened: what the feed's sweeps (`FeedCatalogue.current()`)

@@ -98,6 +98,9 @@ final class UnusableAnswerTable {
     }
 
     var waitingCount: Int { pending.count }
+
+    /// Reads of the table SQLite ran (`SQLITE_STMTSTATUS_RUN`): for tests.
+    var readsRun: Int { select.runs }
 }
 
 /// A set of urls with false positives and no false negatives: a bit per hash of the url, in a fixed table of

@@ -231,16 +231,15 @@ final class AccessPipeline {
             answer.answered.append((position, .disk, asset.size))
             return
         }
-        if catalogue.isStored(at: Int(position), version: listings.feedVersion) == false,
-            !index.mayHaveUnusableAnswer(for: key)
-        {
-            // Nothing on record for the key (every key of a cold pass): no row, as the catalogue follows every row
-            // change, and no answer that was no image. Fetched with no lookup.
-            answer.loads.append(Miss(
-                token: memory.beginLoad(key, pass: pass), plan: .fetch(unusableOnRecord: false), position: position))
-            return
+        let look: (entry: IndexEntry?, unusable: UnusableAnswer?)
+        if catalogue.isStored(at: Int(position), version: listings.feedVersion) == false {
+            // No row (the catalogue follows every row change): only an answer that was no image may be on record,
+            // read from its own table, and not at all when its filter has never seen the key (every key of a
+            // cold pass).
+            look = (nil, index.mayHaveUnusableAnswer(for: key) ? try index.unusableAnswer(for: key) : nil)
+        } else {
+            look = try index.lookUp(key)
         }
-        let look = try index.lookUp(key)
         if let entry = look.entry {
             // A file the batch looked at is judged by what io found (no second `lstat` in the silo): not as the row
             // records it, it is looked at again by its job (`Plan.verify`), which reads it or reports the error.
