@@ -107,6 +107,9 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// hashed one, the name's own for one no rule gives back).
     var keptNameBytes: Int { storage.withUnsafeMutablePointerToHeader { Int($0.pointee.keptCount) } }
 
+    /// Whether the url and the file name go into a logfmt line as they are, with no quotes (`AssetKeyHeader`).
+    var logsAsIs: Bool { storage.withUnsafeMutablePointerToHeader { $0.pointee.logsAsIs } }
+
     /// Whether the key's file name is `name` (compared in place).
     func hasFileName(_ name: String) -> Bool {
         var name = name
@@ -209,6 +212,10 @@ struct AssetKeyHeader {
     /// Bytes kept after the url: none (a book-shaped name), the digest's 16 (a hashed one), or the name's own.
     let keptCount: Int16
     let nameForm: AssetFileName.Form
+    /// Neither the url nor the file name needs quotes as a logfmt value (`LogfmtFormatter.needsQuotes`): decided
+    /// once, when the key is made, not at each of the access lines that write them (5 % of a SIGHUP pass, which
+    /// writes one line per listing). The header's one spare byte.
+    let logsAsIs: Bool
 }
 
 /// An `AssetKey`'s one allocation: the header, then the url's bytes, what its file name needs beyond the url
@@ -219,8 +226,11 @@ final class AssetKeyStorage: ManagedBuffer<AssetKeyHeader, UInt8> {
         var hasher = Hasher()
         hasher.combine(bytes: UnsafeRawBufferPointer(urlBytes))
         let hash = hasher.finalize()
+        // A derived name is `[A-Za-z0-9_-]` and `.png` (`AssetFileName`): only a name kept as recorded is looked at.
+        let logsAsIs = !LogfmtFormatter.needsQuotes(urlBytes) && (nameForm != .verbatim || !LogfmtFormatter.needsQuotes(kept))
         let header = AssetKeyHeader(
-            urlHash: hash, urlCount: Int32(urlBytes.count), keptCount: Int16(kept.count), nameForm: nameForm)
+            urlHash: hash, urlCount: Int32(urlBytes.count), keptCount: Int16(kept.count), nameForm: nameForm,
+            logsAsIs: logsAsIs)
         let buffer = create(minimumCapacity: urlBytes.count + kept.count + 1) { _ in header }
         let storage = unsafeDowncast(buffer, to: AssetKeyStorage.self)
         storage.withUnsafeMutablePointerToElements { bytes in

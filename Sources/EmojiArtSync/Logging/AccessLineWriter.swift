@@ -49,25 +49,32 @@ struct AccessLineWriter: Sendable {
     mutating func add(key: String, hit: String, bytes: Int, file: String, at date: Date = Date()) {
         guard isEnabled else { return }
         var key = key, file = file
-        key.withUTF8 { key in file.withUTF8 { file in add(key: key, hit: hit, bytes: bytes, file: file, at: date) } }
+        key.withUTF8 { key in
+            file.withUTF8 { file in add(key: key, hit: hit, bytes: bytes, file: file, logsAsIs: false, at: date) }
+        }
     }
 
     /// Encodes the access line of `key`, served from `hit`: the key's url and file name are read in place, no
     /// `String` is made for either.
     mutating func add(_ key: AssetKey, hit: String, bytes: Int, at date: Date = Date()) {
         guard isEnabled else { return }
-        key.withURL { url in key.withFileName { file in add(key: url, hit: hit, bytes: bytes, file: file, at: date) } }
+        let logsAsIs = key.logsAsIs
+        key.withURL { url in
+            key.withFileName { file in add(key: url, hit: hit, bytes: bytes, file: file, logsAsIs: logsAsIs, at: date) }
+        }
     }
 
-    /// The line, from the UTF-8 bytes of the key and the file name.
+    /// The line, from the UTF-8 bytes of the key and the file name; `logsAsIs`: neither needs quotes in logfmt
+    /// (known beforehand, `AssetKey.logsAsIs`), so neither is scanned for bytes that do.
     private mutating func add(
-        key: UnsafeBufferPointer<UInt8>, hit: String, bytes: Int, file: UnsafeBufferPointer<UInt8>, at date: Date
+        key: UnsafeBufferPointer<UInt8>, hit: String, bytes: Int, file: UnsafeBufferPointer<UInt8>, logsAsIs: Bool,
+        at date: Date
     ) {
         let line = beginLine(level: .info, message: "asset", at: date)
         decimalField("bytes", bytes)
-        field("file", file)
+        field("file", file, asIs: logsAsIs)
         field("hit", hit)
-        field("key", key)
+        field("key", key, asIs: logsAsIs)
         endLine(line, level: .info)
     }
 
@@ -127,14 +134,19 @@ struct AccessLineWriter: Sendable {
         }
     }
 
-    /// One more field, ` name=value` or `,"name":"value"` (fields come in the order of their names).
-    private mutating func field(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>) {
+    /// One more field, ` name=value` or `,"name":"value"` (fields come in the order of their names). `asIs`: the
+    /// value is known to need no quotes in logfmt.
+    private mutating func field(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>, asIs: Bool = false) {
         switch format {
         case .logfmt:
             put(" ")
             put(name)
             put("=")
-            LogfmtFormatter.appendValue(value, to: &batch.file)
+            if asIs {
+                batch.file.append(contentsOf: value)
+            } else {
+                LogfmtFormatter.appendValue(value, to: &batch.file)
+            }
         case .json:
             put(",\"")
             put(name)

@@ -114,7 +114,7 @@ enum LogfmtFormatter {
     }
 
     /// Every byte that needs quoting is ASCII, so a walk of the UTF-8 bytes decides.
-    private static func needsQuotes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func needsQuotes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         if bytes.isEmpty { return true }
         for byte in bytes where byte <= 0x20 || byte == 0x3D || byte == 0x22 || byte == 0x5C || byte == 0x7F {
             return true

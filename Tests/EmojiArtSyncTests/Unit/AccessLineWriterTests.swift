@@ -59,6 +59,35 @@ struct AccessLineWriterTests {
         #expect(Self.read(dir.file("sync.log")) == expected)
     }
 
+    /// The line of an `AssetKey` (its url and file name read in place) is the swift-log line too, whether the key
+    /// was found to need no quotes when it was made (`AssetKey.logsAsIs`: its bytes go in unscanned) or not: a url
+    /// with `=`, a recorded name with a space or an `=`.
+    @Test(arguments: LogFormat.allCases)
+    func aKeysLineIsTheSwiftLogLineWhateverItsKeyNeeds(format: LogFormat) throws {
+        let keys: [(key: AssetKey, logsAsIs: Bool)] = [
+            (try AssetKey(feedURL: "/gallery/image?3"), true),
+            (try AssetKey(feedURL: "/gallery/image/12345.png"), true),
+            (try AssetKey(feedURL: "/gallery/image?id=7"), false),
+            (try AssetKey(indexedURL: "/gallery/image?9", fileName: "my picture.png"), false),
+            (try AssetKey(indexedURL: "/gallery/image?10", fileName: "a=b.png"), false),
+        ]
+        let dir = TemporaryDirectory("accessline-keys")
+        let sink = try LogSink(path: dir.file("sync.log"), alsoStandardError: false, format: format)
+        var writer = AccessLineWriter(sink: sink, level: .info, format: format)
+        var expected: [String] = []
+        let date = Date(timeIntervalSince1970: 1_795_000_000.5)
+        for (key, logsAsIs) in keys {
+            #expect(key.logsAsIs == logsAsIs, "\(key) \(key.fileName)")
+            writer.add(key, hit: "disk", bytes: 106, at: date)
+            expected.append(format.line(timestamp: date, level: .info, message: "asset", metadata: Self.metadata(
+                (key: key.rawValue, hit: "disk", bytes: 106, file: key.fileName))))
+        }
+        let taken = writer.append()
+        #expect(taken)
+        sink.flush()
+        #expect(Self.read(dir.file("sync.log")) == expected)
+    }
+
     /// Failures of every kind the log writes: a first one (warning), one on record (`remembered`), the same one
     /// again (debug), with errors that need quoting and escaping.
     static let failures: [(key: String, error: String, remembered: Bool, level: Logger.Level)] = [
