@@ -54,9 +54,6 @@ final class AssetIndex {
     /// Rows in the index, kept as rows change (never counted by a query after `open`).
     private(set) var count: Int
 
-    /// Reads of the index that returned a row; for tests and `status`.
-    private(set) var lookups = 0
-
     /// Queries for a key's row (`lookUp`, `entry(named:)`) SQLite ran, by its own count, and the transactions it
     /// committed: for the tests that a cold pass looks nothing up and writes in few transactions.
     var rowQueriesRun: Int { selectForAccess.runs + selectByName.runs }
@@ -297,7 +294,6 @@ final class AssetIndex {
     func entry(named name: String) throws(SyncError) -> IndexEntry? {
         defer { selectByName.reset() }
         guard try selectByName.bind(.text(name)).step() else { return nil }
-        lookups += 1
         return Self.read(selectByName)
     }
 
@@ -312,7 +308,6 @@ final class AssetIndex {
     func lookUp(_ key: AssetKey) throws(SyncError) -> (entry: IndexEntry?, unusable: UnusableAnswer?) {
         defer { selectForAccess.reset() }
         guard try selectForAccess.bind(.text(key.fileName), .text(key.rawValue)).step() else { return (nil, nil) }
-        lookups += 1
         let entry = selectForAccess.isNull(0) ? nil : Self.read(selectForAccess)
         // An answer waiting to be written is newer than the table's.
         let unusable = unusableAnswers.waiting(for: key) ?? (selectForAccess.isNull(14) ? nil : UnusableAnswer(
