@@ -1,3 +1,4 @@
+import CurlHTTP
 import Logging
 
 /// Runs passes over the feed (`--once`): fetch the feed, then apply it (`FeedApplication`, the algorithm the agent's
@@ -37,7 +38,10 @@ struct SyncEngine: Sendable {
         // a read that fails leaves the walk to the silo, which reports what is wrong with the index.
         let source = core.index.snapshotSource()
         async let indexRows = Self.readRows(source)
-        let feed = try await fetchFeed(bodyFolder: core.storage.temporaryFolder)
+        let snapshot = await readSnapshot()
+        let (feed, replacement) = try await fetchFeed(bodyFolder: core.storage.temporaryFolder, snapshot: snapshot)
+        // A feed that changed is kept for the next run while this one's pass runs.
+        async let snapshotWritten: Void = writeSnapshot(replacement)
         var report = SyncReport()
         report.entries = feed.entryCount
         report.uniqueAssets = feed.uniqueKeys.count
@@ -82,6 +86,7 @@ struct SyncEngine: Sendable {
             }
         }
         try await core.owned.makeDurable()
+        await snapshotWritten
         report.bytesFetched = log.bytesFetched - before.bytes
         report.repairs = log.repairs - before.repairs
         report.filesRead = log.filesRead - before.filesRead
@@ -105,7 +110,7 @@ struct SyncEngine: Sendable {
     /// downloaded. Throws what would make the real pass impossible (the feed unreachable or unreadable).
     @SyncActor
     func planOnce(notice: String? = nil) async throws -> DryRunReport {
-        let feed = try await fetchFeed()
+        let (feed, _) = try await fetchFeed()
         let plan = DryRunPlan()
         for rejection in feed.rejections { plan.noteRejected(rejection) }
         let application = FeedApplication(
@@ -122,10 +127,17 @@ struct SyncEngine: Sendable {
     }
 
     /// The feed, its body through a file in `bodyFolder` when given (a dry run writes nothing, not even there).
-    private func fetchFeed(bodyFolder: TemporaryFolder? = nil) async throws -> GalleryFeed {
-        let feed: GalleryFeed
+    ///
+    /// With the last run's `snapshot` the request is conditional: a `304 Not Modified`, or a body with the
+    /// snapshot's bytes, is the snapshot's feed, read from it instead of downloaded and decoded. Otherwise the feed
+    /// is decoded, and returned with its snapshot for the next run (`replacement`).
+    private func fetchFeed(
+        bodyFolder: TemporaryFolder? = nil, snapshot: FeedSnapshot? = nil
+    ) async throws -> (feed: GalleryFeed, replacement: FeedSnapshot?) {
+        let fetched: (feed: GalleryFeed, replacement: FeedSnapshot?)
+        let body: String
         do {
-            feed = try await fetcher.fetchFeed(bodyFolder: bodyFolder)
+            (fetched, body) = try await fetchFeedOrUseSnapshot(bodyFolder: bodyFolder, snapshot: snapshot)
         } catch {
             logger.error("feed unavailable", metadata: [
                 "event": "feed", "result": "failed", "url": .string(fetcher.server.feedURL),
@@ -133,6 +145,7 @@ struct SyncEngine: Sendable {
             ])
             throw error
         }
+        let feed = fetched.feed
         for rejection in feed.rejections {
             logger.warning("feed item refused", metadata: [
                 "event": "reject", "url": .string(rejection.url), "reason": .string(rejection.reason),
@@ -141,8 +154,76 @@ struct SyncEngine: Sendable {
         logger.info("feed", metadata: [
             "event": "feed", "result": "ok", "entries": .stringConvertible(feed.entryCount),
             "unique": .stringConvertible(feed.uniqueKeys.count), "rejected": .stringConvertible(feed.rejections.count),
+            "body": .string(body),
         ])
-        return feed
+        return fetched
+    }
+
+    /// `fetchFeed`'s request and what became of the body: `decoded`, or read from the snapshot after a `304`
+    /// (`not_modified`) or the same bytes (`unchanged`).
+    private func fetchFeedOrUseSnapshot(
+        bodyFolder: TemporaryFolder?, snapshot: FeedSnapshot?
+    ) async throws -> ((feed: GalleryFeed, replacement: FeedSnapshot?), body: String) {
+        let validators = snapshot.flatMap { $0.validators.isEmpty ? nil : $0.validators }
+        let fetched = try await fetcher.fetchFeed(
+            validators: validators, bodyFolder: bodyFolder, unchangedDigest: snapshot?.bodyDigest)
+        switch fetched {
+        case .changed(let feed, let received, let digest):
+            let replacement = FeedSnapshot(
+                feed: feed, feedURL: fetcher.server.feedURL, validators: received, bodyDigest: digest)
+            return ((feed, replacement), "decoded")
+        case .notModified, .sameBody:
+            guard let snapshot else { throw HTTPClientError.httpStatus(304, url: fetcher.server.feedURL) }
+            // The same bytes under new validators: the snapshot takes them, so that the next run's request can be
+            // answered `304`.
+            var replacement: FeedSnapshot?
+            var body = "not_modified"
+            if case .sameBody(let received) = fetched {
+                body = "unchanged"
+                if received != snapshot.validators { replacement = snapshot.with(validators: received) }
+            }
+            do {
+                let feed = try await BlockingIO.run { () throws(FeedSnapshot.SnapshotUnusable) in try snapshot.feed() }
+                return ((feed, replacement), body)
+            } catch {
+                // The gallery says the feed is the snapshot's, but the snapshot does not make one: asked again, whole.
+                logger.warning("feed snapshot not used", metadata: [
+                    "event": "feed", "result": "snapshot_unusable", "error": .string(String(describing: error)),
+                ])
+                return try await fetchFeedOrUseSnapshot(bodyFolder: bodyFolder, snapshot: nil)
+            }
+        }
+    }
+
+    /// The last run's feed snapshot (`FeedSnapshot`) for this gallery, read on the blocking-I/O pool; nil when
+    /// there is none, or when it cannot be used (said in the log: the feed is then asked for whole).
+    private func readSnapshot() async -> FeedSnapshot? {
+        let directory = core.storage.directory
+        let feedURL = fetcher.server.feedURL
+        do {
+            return try await BlockingIO.run { try FeedSnapshot.read(in: directory, feedURL: feedURL) }
+        } catch {
+            logger.warning("feed snapshot not used", metadata: [
+                "event": "feed", "result": "snapshot_unusable", "path": .string(FeedSnapshot.path(in: directory)),
+                "error": .string(String(describing: error)),
+            ])
+            return nil
+        }
+    }
+
+    /// Writes `snapshot` for the next run, on the blocking-I/O pool; a failure is said in the log and costs the
+    /// next run a whole feed.
+    private nonisolated func writeSnapshot(_ snapshot: FeedSnapshot?) async {
+        guard let snapshot else { return }
+        let directory = core.storage.directory
+        let gate = core.storage.gate
+        do {
+            try await BlockingIO.run { try snapshot.write(in: directory, gate: gate) }
+        } catch {
+            logger.warning("cannot keep the feed snapshot", metadata: [
+                "event": "feed", "result": "snapshot_not_written", "error": .string(String(describing: error)),
+            ])
+        }
     }
 
     /// What a `--once` run's `event=pass` line says besides the pass's counts: the run's totals, from its start.

@@ -6,12 +6,18 @@
 /// records it, the log shows it): a UUID in mixed case is kept as text, since its bytes could not say which
 /// letters were capitals.
 struct FeedTag: Hashable, Sendable, CustomStringConvertible {
-    private enum Storage: Hashable, Sendable {
+    /// How the tag is kept: what a feed snapshot writes and reads back (`FeedSnapshot`), without the text.
+    enum Storage: Hashable, Sendable {
         case uuid(high: UInt64, low: UInt64, lowercase: Bool)
         case text(String)
     }
 
-    private let storage: Storage
+    let storage: Storage
+
+    /// The tag kept as `storage` (a feed snapshot's).
+    init(storage: Storage) {
+        self.storage = storage
+    }
 
     /// The tag the feed spelt as `bytes` (its `checksum` string, escapes decoded).
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
