@@ -42,6 +42,8 @@ struct FeedSnapshot: Sendable {
         self.validators = validators
         self.bodyDigest = bodyDigest
         var writer = Writer()
+        // About 50 bytes a key (a url of the book's shape, a UUID tag) and 4 a listing: grown at most once.
+        writer.output.reserveCapacity(64 * feed.uniqueKeys.count + 4 * feed.entryPositions.count + 1024)
         writer.count(feed.uniqueKeys.count)
         for (key, tag) in zip(feed.items.keys, feed.items.tags) {
             key.withURL { writer.bytes($0) }
@@ -66,24 +68,47 @@ struct FeedSnapshot: Sendable {
         self.itemsStart = itemsStart
     }
 
-    /// This snapshot's feed under the validators the server gave the same bytes this time.
-    func with(validators: HTTPValidators) -> FeedSnapshot {
-        FeedSnapshot(feedURL: feedURL, validators: validators, bodyDigest: bodyDigest, bytes: bytes, itemsStart: itemsStart)
+    /// A snapshot to write: of a feed just decoded, or of the same bytes under the validators the gallery gave them
+    /// this time. Made into a snapshot (encoded) where it is written, off the silo.
+    enum Update: Sendable {
+        case of(GalleryFeed, validators: HTTPValidators, bodyDigest: String)
+        case revalidated(FeedSnapshot, validators: HTTPValidators)
+
+        func snapshot(feedURL: String) -> FeedSnapshot {
+            switch self {
+            case .of(let feed, let validators, let bodyDigest):
+                FeedSnapshot(feed: feed, feedURL: feedURL, validators: validators, bodyDigest: bodyDigest)
+            case .revalidated(let kept, let validators):
+                FeedSnapshot(
+                    feedURL: kept.feedURL, validators: validators, bodyDigest: kept.bodyDigest, bytes: kept.bytes,
+                    itemsStart: kept.itemsStart)
+            }
+        }
     }
 
     /// The file's bytes: magic, version, checksum, then the checksummed rest.
     func encoded() -> [UInt8] {
-        var rest = Writer()
-        rest.string(feedURL)
-        rest.optionalString(validators.etag)
-        rest.optionalString(validators.lastModified)
-        rest.string(bodyDigest)
-        rest.output += bytes[itemsStart...]
-        var file = Self.magic
-        withUnsafeBytes(of: Self.version.littleEndian) { file += $0 }
-        file += SHA256Digest.bytes(of: rest.output)
-        file += rest.output
-        return file
+        let (head, items) = fileParts()
+        return head + items
+    }
+
+    /// The file as two parts, the second the items in place (this snapshot's own buffer: written, not copied): the
+    /// magic, version, checksum and the gallery's url, validators and body digest; then the items.
+    private func fileParts() -> (head: [UInt8], items: ArraySlice<UInt8>) {
+        var fields = Writer()
+        fields.string(feedURL)
+        fields.optionalString(validators.etag)
+        fields.optionalString(validators.lastModified)
+        fields.string(bodyDigest)
+        let items = bytes[itemsStart...]
+        var digest = SHA256Digest()
+        fields.output.withUnsafeBytes { digest.update($0) }
+        items.withUnsafeBytes { digest.update($0) }
+        var head = Self.magic
+        withUnsafeBytes(of: Self.version.littleEndian) { head += $0 }
+        head += digest.finalize()
+        head += fields.output
+        return (head, items)
     }
 
     /// The snapshot `bytes` hold, or why they are not one to use.
@@ -283,14 +308,58 @@ extension FeedSnapshot {
     /// goes on without it.
     static func read(in directory: SyncDirectory, feedURL: String) throws -> FeedSnapshot? {
         let path = path(in: directory)
-        let bytes: [UInt8]
-        do {
-            bytes = try DiskStorage.readFile(at: path, limit: maximumSize)
-        } catch where error.errnoValue == ENOENT {
-            return nil
+        let opened: (fd: Int32, size: Int)
+        do throws(SyncError) {
+            opened = try DiskStorage.openRegularFile(at: path)
+        } catch {
+            if error.errnoValue == ENOENT { return nil }
+            throw error
+        }
+        defer { close(opened.fd) }
+        guard opened.size <= maximumSize else { throw SnapshotUnusable("it is larger than \(maximumSize) bytes") }
+        // Read into a buffer of the file's size: a snapshot is rewritten whole (a rename), never appended to.
+        var bytes = [UInt8](repeating: 0, count: opened.size)
+        let read = bytes.withUnsafeMutableBytes { readFully(opened.fd, into: $0) }
+        switch read {
+        case .failure(let error):
+            throw SyncError.system("read", path: path, errno: error.errno, hint: "cannot read the feed snapshot")
+        case .success(let count) where count < opened.size:
+            throw SnapshotUnusable("it is shorter than its size said")
+        case .success:
+            break
         }
         let snapshot = try decode(bytes)
         return snapshot.feedURL == feedURL ? snapshot : nil
+    }
+
+    /// Reads `fd` into `buffer` until it is full or the file ends: how much was read.
+    private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, SystemCallFailure> {
+        var offset = 0
+        while offset < buffer.count {
+            let start = buffer.baseAddress! + offset
+            let wanted = buffer.count - offset
+            let count: Int
+            do throws(SystemCallFailure) {
+                count = try retryingInterrupts { Glibc.read(fd, start, wanted) }
+            } catch {
+                return .failure(error)
+            }
+            if count == 0 { return .success(offset) }
+            offset += count
+        }
+        return .success(offset)
+    }
+
+    /// Writes all of `part` to `fd`; the failure, if any.
+    private static func write(_ part: ArraySlice<UInt8>, to fd: Int32) -> SystemCallFailure? {
+        part.withUnsafeBytes { buffer -> SystemCallFailure? in
+            do throws(SystemCallFailure) {
+                try writeFully(fd, buffer)
+                return nil
+            } catch {
+                return error
+            }
+        }
     }
 
     /// Replaces the snapshot in `directory`'s state folder with this one (a temporary file, then a rename: a reader
@@ -299,19 +368,13 @@ extension FeedSnapshot {
     func write(in directory: SyncDirectory, gate: RenameGate) throws(SyncError) {
         let path = Self.path(in: directory)
         let temporary = path + ".tmp-\(getpid())"
-        let bytes = encoded()
+        let (head, items) = fileParts()
         guard gate.isOpen else { return }
         let fd = try systemCall("open", path: temporary, hint: "cannot write the feed snapshot") {
             open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         }
         var failure: (call: String, error: SystemCallFailure)?
-        bytes.withUnsafeBytes { buffer in
-            do throws(SystemCallFailure) {
-                try writeFully(fd, buffer)
-            } catch {
-                failure = ("write", error)
-            }
-        }
+        if let error = Self.write(head[...], to: fd) ?? Self.write(items, to: fd) { failure = ("write", error) }
         close(fd)
         if failure == nil {
             do throws(SystemCallFailure) {

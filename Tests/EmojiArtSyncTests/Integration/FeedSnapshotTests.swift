@@ -101,6 +101,28 @@ struct FeedSnapshotTests {
         #expect(try kept.feed().uniqueKeys.count == 19)
     }
 
+    /// The same bytes under a new `ETag` (a gallery whose plan changed where the feed does not show it): the run
+    /// compares the body with the snapshot's digest and does not decode it, and the snapshot takes the new
+    /// validators, so the next run is answered `304`.
+    @Test func theSameBytesUnderNewValidatorsAreNotDecodedAndTheNextRunIsAnswered304() async throws {
+        let answers = FeedAnswers()
+        // A feed in one order at every request, as a static export serves it (the gallery shuffles it otherwise).
+        let gallery = try await GalleryFixture(
+            count: 20, faults: GalleryFaults(unshuffledFeed: true), imageSize: .small, requestLogger: answers.record)
+        let dir = TemporaryDirectory("feed-snapshot-same-bytes")
+        let first = try await gallery.syncOnce(dir: dir.path)
+        gallery.server.setFaults(GalleryFaults(imageFaults: [10: .slow(milliseconds: 1)], unshuffledFeed: true))
+        let second = try await gallery.syncOnce(dir: dir.path)
+        let third = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+
+        #expect(answers.all == [200, 200, 304], "\(answers.all)")
+        let bodies = feedLines(dir).compactMap { $0.split(separator: " ").first { $0.hasPrefix("body=") } }
+        #expect(bodies == ["body=decoded", "body=unchanged", "body=not_modified"], "\(feedLines(dir))")
+        #expect(outcome(second) == outcome(first))
+        #expect(outcome(third) == outcome(first))
+    }
+
     @Test func aDryRunKeepsNoSnapshot() async throws {
         let gallery = try await GalleryFixture(count: 10, imageSize: .small)
         let dir = TemporaryDirectory("feed-snapshot-dry-run")
