@@ -209,7 +209,7 @@ struct SyncEngine: Sendable {
         }
     }
 
-    /// Writes `snapshot` for the next run, on the blocking-I/O pool; a failure is said in the log and costs the
+    /// Writes the snapshot `update` makes for the next run, on the blocking-I/O pool; a failure is said in the log and costs the
     /// next run a whole feed.
     private nonisolated func writeSnapshot(_ update: FeedSnapshot.Update?) async {
         guard let update else { return }
