@@ -209,8 +209,8 @@ struct SyncEngine: Sendable {
         }
     }
 
-    /// Writes the snapshot `update` makes for the next run, on the blocking-I/O pool; a failure is said in the log and costs the
-    /// next run a whole feed.
+    /// Writes the snapshot `update` makes for the next run, on the blocking-I/O pool; a failure is said in the log
+    /// and costs the next run a whole feed.
     private nonisolated func writeSnapshot(_ update: FeedSnapshot.Update?) async {
         guard let update else { return }
         let directory = core.storage.directory
