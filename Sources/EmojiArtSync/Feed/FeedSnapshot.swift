@@ -8,7 +8,7 @@ import Glibc
 /// validators (`ETag`, `Last-Modified`) and the body digest the server gave for it: HTTP's cache of a
 /// representation, for the next process. A `--once` run or a restarted agent asks for the feed conditionally with
 /// these; when the gallery answers `304 Not Modified`, or the same bytes again, the feed is read from here (the
-/// keys, their tags, every listing's position and the refused urls, about 4 MB at 100,000 items) instead of
+/// keys, their tags, every listing's position and the refused urls, about 6 MB at 100,000 items) instead of
 /// being downloaded and decoded again (36 MB of JSON, most of a warm run's start).
 ///
 /// A cache, never the truth: a snapshot of another gallery's feed, of another format version, cut short, or whose
