@@ -13,7 +13,9 @@ import Glibc
 /// last wrote or verified it) and what freshness needs (the feed's tag and the server's validators).
 ///
 /// Lives on the `SyncActor`: one connection, and the actor's serial executor is SQLite's single writer. Its page
-/// cache is 8 MiB (SQLite's default is 2), enough for the rows of a 100,000-asset gallery. New files are recorded
+/// cache is SQLite's default 2 MiB: no pass reads rows one by one at random any more (the catalogue walks them in
+/// order), and a cold pass's random inserts cost the same CPU with 2 MiB as with 32 (the pages come from the
+/// kernel's cache), while 8 MiB added 6 MiB to a cold pass's peak (docs/BENCHMARKS.md). New files are recorded
 /// a batch per transaction (`GroupCommitter`); other changes are small transactions of their own (nothing ever
 /// rewrites the index). Every read and write throws on failure: a busy or failing index is never read as "no row". Commits survive the
 /// process being killed at any instant; with `synchronous=NORMAL` the last ones could be lost to a power cut
@@ -86,7 +88,7 @@ final class AssetIndex {
         try connection.execute("""
             PRAGMA journal_mode=WAL;
             PRAGMA synchronous=NORMAL;
-            PRAGMA cache_size=-8192;
+            PRAGMA cache_size=-2048;
             CREATE TABLE IF NOT EXISTS files(
                 name TEXT PRIMARY KEY NOT NULL,
                 key TEXT NOT NULL,
@@ -521,7 +523,7 @@ final class AssetIndex {
         try unusableAnswers.forgetAll()
     }
 
-    /// Gives back the memory of SQLite's page cache (up to its 8 MiB): after a pass or a sweep has filled it, an
+    /// Gives back the memory of SQLite's page cache (up to its 2 MiB): after a pass or a sweep has filled it, an
     /// idle agent has no use for it, and the next lookups read their pages again from the kernel's cache.
     func releaseMemory() {
         try? connection.execute("PRAGMA shrink_memory")  // a failure changes nothing but the memory held
