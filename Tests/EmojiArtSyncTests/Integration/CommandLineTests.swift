@@ -40,6 +40,27 @@ struct CommandLineTests {
         #expect(help.status == 0 && help.stdout.contains("SIGUSR2") && help.stdout.contains("--max-delete"))
     }
 
+    /// A finished `--once` exits without freeing its state or closing the index (`RunCommand.endProcess`): what it
+    /// wrote is all in the index file, the write-ahead log is empty, the checkpoint's record holds (the next start
+    /// skips its `quick_check`), and the next run finds every file as recorded.
+    @Test func aFinishedOnceRunLeavesTheIndexAsItsCheckpointRecordedIt() async throws {
+        let out = TemporaryDirectory("cli-out")
+        let gallery = try await GalleryFixture(count: 9)
+        let dir = TemporaryDirectory("cli-index-at-exit")
+        let cold = try await AgentProcess.run(["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        #expect(cold.status == ExitStatus.success.rawValue, "\(cold.stderr)")
+        let wal = dir.file(".emojiart-sync/index.sqlite3-wal")
+        #expect((try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0 == 0, "nothing left in the log")
+        #expect(await AssetIndex.checkpointStillHolds(SyncDirectory(dir.path)), "the index is as the checkpoint left it")
+        #expect(try await indexedFileNames(in: dir.path).count == gallery.validNumbers.count, "every file written is recorded")
+
+        let warm = try await AgentProcess.run(["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        await gallery.stop()
+        #expect(warm.status == ExitStatus.success.rawValue, "\(warm.stderr)")
+        let hits = logLines(dir.path).filter { $0.contains("event=asset") && $0.contains("hit=disk") }
+        #expect(hits.count == gallery.validNumbers.count, "the second run trusts every file as recorded")
+    }
+
     @Test func aOnceRunMissingManyAssetsNamesTheFirstTwentyAndCountsTheRest() async throws {
         let out = TemporaryDirectory("cli-out")
         let gallery = try await GalleryFixture(count: 300, imageSize: .small)  // 30 error items
