@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// What it owns: one `CURLM` multi handle and the thread that drives it (see
 /// ``CurlMultiLoop``). Requests from any task go to that thread through a mailbox; the task
-/// suspends on a continuation that the loop resumes when the transfer ends. Nothing here blocks
+/// suspends on a continuation that the loop resumes when the transfer ends. Requests submitted
+/// together (``submit(_:)``) share one: their ``TransferBatch`` hands the task what finished since it last looked. Nothing here blocks
 /// Swift's cooperative pool, except ``shutdown()``, which waits briefly for the thread to end.
 ///
 /// Behaviour:
@@ -147,6 +148,36 @@ public final class CurlHTTPClient: Sendable {
                 mailbox.cancel(id: request.id)
             }
         }
+    }
+
+    /// Starts `requests` together and returns the batch that collects their results (``TransferBatch``): one
+    /// submission to the loop for all of them, and one wakeup of the waiting task per handful of results instead
+    /// of one per request. Each request waits for a transfer slot as ``get(_:headers:maxBodySize:priority:bodySink:)``'s
+    /// does, under the same limits; a redirect is not followed but delivered as the response it is. A URL or
+    /// header refused here is delivered at once as its ``HTTPClientError``.
+    public func submit(_ requests: [TransferBatch.Request]) -> TransferBatch {
+        let batch = TransferBatch(count: requests.count, mailbox: mailbox)
+        var queued: [CurlLoopMailbox.Request] = []
+        var refused: [(index: Int, error: HTTPClientError)] = []
+        queued.reserveCapacity(requests.count)
+        for (index, request) in requests.enumerated() {
+            do throws(HTTPClientError) {
+                let url = try CurlURL(request.url)
+                let lines = try RequestHeaderLines(request.headers, url: request.url).lines
+                queued.append(CurlLoopMailbox.Request(
+                    id: nextRequestID.wrappingAdd(1, ordering: .relaxed).oldValue, url: url, headerLines: lines,
+                    maxBodySize: nil, priority: request.priority, slot: RequestSlot(deliveringTo: batch, index: index),
+                    bodySink: request.bodySink))
+            } catch {
+                refused.append((index, error))
+            }
+        }
+        batch.track(queued.map { ($0.id, $0.slot) })
+        for (index, error) in refused { batch.deliver(.failure(error), of: index) }
+        if !queued.isEmpty, !mailbox.submit(queued) {
+            for request in queued { request.slot.finish(.failure(HTTPClientError.shutDown(url: request.url.string))) }
+        }
+        return batch
     }
 
     /// Fetches `url` and returns the body, throwing ``HTTPClientError/Kind/httpStatus(_:)``

@@ -70,6 +70,27 @@ final class CurlLoopMailbox: Sendable {
         }
     }
 
+    /// Queues `requests` for the loop together: one lock, one wakeup. Returns `false` if the client is shutting
+    /// down; the caller must then fail them itself.
+    func submit(_ requests: [Request]) -> Bool {
+        state.withLock { state in
+            guard state.phase == .running else { return false }
+            state.requests.append(contentsOf: requests)
+            Self.wake(&state)
+            return true
+        }
+    }
+
+    /// Asks the loop to drop the transfers of requests `ids`, where it still has them: one lock, one wakeup.
+    func cancel(ids: [UInt64]) {
+        guard !ids.isEmpty else { return }
+        state.withLock { state in
+            guard state.phase == .running else { return }
+            state.cancellations.append(contentsOf: ids)
+            Self.wake(&state)
+        }
+    }
+
     /// Asks the loop to drop the transfer of request `id`, if it still has one.
     func cancel(id: UInt64) {
         state.withLock { state in

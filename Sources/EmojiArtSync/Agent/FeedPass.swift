@@ -2,8 +2,9 @@ import DequeModule
 
 /// Accesses every entry of a feed (duplicates included, as the book's app does) a batch at a time: the silo
 /// answers each batch in one visit (`AccessPipeline.answer(_:pass:)`), deciding every miss there and registering
-/// it in flight, and the misses run as jobs of this pass, at most `window` at once, while the next batches are
-/// answered. A key listed again while this pass loads it is attached to that load and answered when it ends (a
+/// it in flight, and the misses run as jobs of this pass while fewer than `window` are loading, as the next
+/// batches are answered: the keys of a batch that are not stored as one job (`AccessPipeline.fetchGroup`), the
+/// stored files to verify as another, any other miss as a job of its own. A key listed again while this pass loads it is attached to that load and answered when it ends (a
 /// memory hit, no task); one listed after it finished is answered from memory in its batch.
 ///
 /// Before each batch the pass lets urgent work go first (`UrgentLane`): a repair never waits behind a pass.
@@ -72,12 +73,12 @@ struct FeedPass {
             // Jobs decided and not started yet, in order. A queue that drops each job as it starts: during a cold
             // pass there is always a job waiting, so an array emptied only when it ran dry kept every job of the
             // pass (90,000 misses held 54 MB at the end of a 100,000-asset pass).
-            var jobs = Deque<Job>()
+            var jobs = JobQueue()
             var notStarted: [AccessPipeline.Miss] = []
             while true {
                 // Batches are answered ahead only while the misses decided so far have room to start: a cold
                 // pass does not decide the whole feed before its first transfers end.
-                while answering < Self.answersAhead, jobs.count < window, start < entries.endIndex,
+                while answering < Self.answersAhead, jobs.accesses < window, start < entries.endIndex,
                     !Task.isCancelled
                 {
                     await core.hooks?.runBeforePassBatch(batch)
@@ -103,6 +104,9 @@ struct FeedPass {
                     case .verify(let misses):
                         group.addTask { .verified(await pipeline.verify(misses), count: misses.count) }
                         loading += misses.count
+                    case .fetch(let misses):
+                        group.addTask { .verified(await pipeline.fetchGroup(misses), count: misses.count) }
+                        loading += misses.count
                     }
                     peaks.loading = max(peaks.loading, loading)
                 }
@@ -116,25 +120,32 @@ struct FeedPass {
                     for refusal in answer.refused {
                         collect(Outcome(position: refusal.position, hit: nil, bytes: 0, failure: refusal.failure))
                     }
-                    // The files to verify are looked at together (`AccessPipeline.verify`); any other miss is a job.
+                    // The files to verify are looked at together (`AccessPipeline.verify`), the keys not stored are
+                    // fetched together (`AccessPipeline.fetchGroup`); any other miss is a job of its own.
                     var verifies: [AccessPipeline.Miss] = []
+                    var fetches: [AccessPipeline.Miss] = []
                     for miss in answer.loads {
-                        if case .verify = miss.plan { verifies.append(miss) } else { jobs.append(.load(miss)) }
+                        switch miss.plan {
+                        case .verify: verifies.append(miss)
+                        case .fetch: fetches.append(miss)
+                        case .looked, .decide: jobs.append(.load(miss))
+                        }
                     }
                     if !verifies.isEmpty { jobs.append(.verify(verifies)) }
-                    jobs += answer.joins.map(Job.join)
-                    peaks.queued = max(peaks.queued, jobs.count)
+                    if fetches.count == 1 { jobs.append(.load(fetches[0])) } else if !fetches.isEmpty { jobs.append(.fetch(fetches)) }
+                    for join in answer.joins { jobs.append(.join(join)) }
+                    peaks.queued = max(peaks.queued, jobs.accesses)
                 case .loaded(let outcome, let position):
                     loading -= 1
                     report(outcome, position: position)
                 case .verified(let verified, let count):
                     loading -= count
                     for (outcome, position) in verified.ended { report(outcome, position: position) }
-                    jobs += verified.rest.map(Job.load)
+                    for miss in verified.rest { jobs.append(.load(miss)) }
                 }
             }
             // Stopping: misses decided but never started are given up, so nothing waits for them.
-            for job in jobs { notStarted += job.misses }
+            while let job = jobs.popFirst() { notStarted += job.misses }
             if !notStarted.isEmpty { await pipeline.abandon(notStarted) }
         }
         return peaks
@@ -146,8 +157,8 @@ struct FeedPass {
     private enum Finished: Sendable {
         case answered(BatchAnswer)
         case loaded(AccessPipeline.LoadOutcome, Int32)
-        /// A group of files to verify: the misses it ended, those that go on as jobs of their own, and how many
-        /// misses the group was.
+        /// A group of files to verify, or of keys to fetch: the misses it ended, those that go on as jobs of their
+        /// own, and how many misses the group was.
         case verified((ended: [(outcome: AccessPipeline.LoadOutcome, position: Int32)], rest: [AccessPipeline.Miss]), count: Int)
     }
 
@@ -180,18 +191,46 @@ struct FeedPass {
         await pipeline.abandon(misses)
     }
 
+    /// Jobs decided and not started, in order, and how many accesses they hold (a group job holds many): what
+    /// bounds answering ahead.
+    private struct JobQueue {
+        private var jobs = Deque<Job>()
+        private(set) var accesses = 0
+
+        mutating func append(_ job: Job) {
+            jobs.append(job)
+            accesses += job.accesses
+        }
+
+        mutating func popFirst() -> Job? {
+            guard let job = jobs.popFirst() else { return nil }
+            accesses -= job.accesses
+            return job
+        }
+    }
+
     private enum Job {
         case load(AccessPipeline.Miss)
         case join(AccessPipeline.Join)
         /// The misses of a batch whose stored files are not known intact, looked at together.
         case verify([AccessPipeline.Miss])
+        /// The misses of a batch that are not stored, fetched together.
+        case fetch([AccessPipeline.Miss])
+
+        /// The accesses the job answers.
+        var accesses: Int {
+            switch self {
+            case .load, .join: 1
+            case .verify(let misses), .fetch(let misses): misses.count
+            }
+        }
 
         /// The misses the job would end: given up when it never starts.
         var misses: [AccessPipeline.Miss] {
             switch self {
             case .load(let miss): [miss]
             case .join: []
-            case .verify(let misses): misses
+            case .verify(let misses), .fetch(let misses): misses
             }
         }
     }

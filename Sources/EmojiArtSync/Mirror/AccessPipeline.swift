@@ -10,10 +10,13 @@ import Glibc
 /// A pass hands it a batch of feed entries per visit (`answer(_:pass:)`). In that one turn of the silo each entry is
 /// decided once: a memory hit, a disk hit (its file's `lstat` is the fingerprint recorded when the agent last wrote
 /// or verified it), a refusal (a failure or an answer with no image on record, its retry time not come), or a miss,
-/// which is registered in flight there and then, so later listings of the key attach to it without a task. Each
-/// miss is then one job of the caller's (`load(_:)`): off the silo it checks the path is writable, fetches, validates,
-/// hashes and writes the temporary file (`AssetFetcher.fetchAndStage`); one entry into the silo commits it
-/// (`GroupCommitter.publish`) and ends the load. Repairs (`refetch`) and refreshes run the same way, each in its
+/// which is registered in flight there and then, so later listings of the key attach to it without a task. The
+/// misses of a batch whose keys are not stored are then one job of the caller's (`fetchGroup(_:)`): their requests
+/// go to the HTTP client together, each answer is validated, hashed and written to its temporary file as it comes
+/// (`GroupFetch`), and what finished together is committed in one entry into the silo (`GroupCommitter.publish`),
+/// which ends their loads. Any other miss is one job of its own (`load(_:)`): off the silo it checks the path is
+/// writable, fetches, validates, hashes and writes the temporary file (`AssetFetcher.fetchAndStage`); one entry
+/// into the silo commits it and ends the load. Repairs (`refetch`) and refreshes run the same way, each in its
 /// caller's task.
 ///
 /// Owns the memory layer (`ImageLoader`: the cache, the loads in flight, the failures) and the pass numbers; asks the
@@ -67,6 +70,8 @@ final class AccessPipeline {
         let plan: Plan
         /// The key's position in the pass's feed.
         let position: Int32
+        /// Attempts already made for it that failed for now (a group fetch's, `fetchGroup`): its job retries.
+        var retriesUsed = 0
         var key: AssetKey { token.key }
     }
 
@@ -285,13 +290,86 @@ final class AccessPipeline {
         do {
             staging = .success(try await Self.stage(
                 miss.key, owned: false, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder,
-                priority: .normal, gate: gate))
+                priority: .normal, gate: gate, retriesUsed: miss.retriesUsed))
         } catch {
             staging = .failure(error)
         }
         return await end(miss) { [self] in
             try await publish(miss.key, staging: staging, unusableOnRecord: unusableOnRecord)
         }
+    }
+
+    /// The misses of a batch that are not stored (`Plan.fetch`), fetched as one group (`GroupFetch`) in the caller's
+    /// task: one submission of their requests, their answers taken and staged as they finish, and each handful
+    /// staged together committed in one entry into the silo (`publishFetched`), which ends their loads. A miss
+    /// costs no task, continuation or silo entry of its own. Misses whose URL (or the whole gallery) the server
+    /// asked to wait for, and those whose first attempt failed for now or was a redirect, are returned: each goes
+    /// on to its own job (`load(_:)`), which waits its turn and retries.
+    nonisolated func fetchGroup(_ misses: [Miss]) async -> (ended: [(outcome: LoadOutcome, position: Int32)], rest: [Miss]) {
+        var rest: [Miss] = []
+        var grouped: [Miss] = []
+        for miss in misses {
+            if fetcher.serverWaits.notBefore(fetcher.server.url(for: miss.key)) != nil { rest.append(miss) } else { grouped.append(miss) }
+        }
+        guard !grouped.isEmpty else { return ([], rest) }
+        let fetch = GroupFetch(grouped.map(\.key), fetcher: fetcher, folder: temporaryFolder, gate: gate)
+        var ended: [(outcome: LoadOutcome, position: Int32)] = []
+        while true {
+            let finished = await fetch.next()
+            if finished.isEmpty { break }
+            var staged: [(miss: Miss, staging: Result<StagedAsset, any Error>)] = []
+            for (index, outcome) in finished {
+                switch outcome {
+                case .staged(let asset): staged.append((grouped[index], .success(asset)))
+                case .failed(let error): staged.append((grouped[index], .failure(error)))
+                case .again(let retriesUsed):
+                    var miss = grouped[index]
+                    miss.retriesUsed = retriesUsed
+                    rest.append(miss)
+                }
+            }
+            if !staged.isEmpty { ended += await publishFetched(staged) }
+        }
+        return (ended, rest)
+    }
+
+    /// What a group fetch staged, in one turn of the silo and one wait for the committer: each asset published
+    /// (`GroupCommitter.publish(_:lane:)`), each failure recorded as `publish` records it, and every load ended.
+    private func publishFetched(
+        _ fetched: [(miss: Miss, staging: Result<StagedAsset, any Error>)]
+    ) async -> [(outcome: LoadOutcome, position: Int32)] {
+        var ended: [(outcome: LoadOutcome, position: Int32)] = []
+        var publishing: [(miss: Miss, staged: StagedAsset)] = []
+        func fail(_ miss: Miss, _ error: any Error) {
+            log.loadFailed(error)
+            ended.append((finish(miss, with: .failure(error)), miss.position))
+        }
+        for (miss, staging) in fetched {
+            switch staging {
+            case .success(let staged):
+                do {
+                    if case .fetch(unusableOnRecord: true) = miss.plan { try index.forgetUnusableAnswer(for: miss.key) }
+                    publishing.append((miss, staged))
+                } catch {
+                    unlink(staged.temporaryPath)
+                    fail(miss, error)
+                }
+            case .failure(let error):
+                recordIfUnusable(error, of: miss.key)
+                fail(miss, error)
+            }
+        }
+        let results = await committer.publish(publishing.map { ($0.staged, catalogue[tag: $0.miss.key]) })
+        for ((miss, staged), result) in zip(publishing, results) {
+            switch result {
+            case .success:
+                log.access(miss.key, hit: .network, size: staged.asset.size)
+                ended.append((finish(miss, with: .success((staged.asset, .network))), miss.position))
+            case .failure(let error):
+                fail(miss, error)
+            }
+        }
+        return ended
     }
 
     /// What the job of `miss` would do (`--dry-run`), decided by the rules `load` follows, with nothing fetched,
@@ -586,21 +664,25 @@ final class AccessPipeline {
         case .success(.taken(let path, let refusal, let occupant)):
             throw log.conflict(key, path: path, what: refusal, occupant: occupant)
         case .failure(let error):
-            if ImageLoader.answeredButUnusable(error) {
-                do {
-                    try index.recordUnusableAnswer(
-                        UnusableAnswer(tag: catalogue[tag: key], reason: String(describing: error), answeredAt: Date()), for: key)
-                } catch let trouble {
-                    // The access fails for what the server answered; not recording it costs one more request later.
-                    log.indexTrouble(trouble, while: "recording that \(key) answered with no image")
-                }
-            }
+            recordIfUnusable(error, of: key)
             throw error
         }
         if unusableOnRecord { try index.forgetUnusableAnswer(for: key) }
         try await committer.publish(staged, tag: catalogue[tag: key], lane: lane)
         log.access(key, hit: .network, size: staged.asset.size)
         return (staged.asset, .network)
+    }
+
+    /// An answer that was no image is recorded, so the next listings of `key` are refused without asking.
+    private func recordIfUnusable(_ error: any Error, of key: AssetKey) {
+        guard ImageLoader.answeredButUnusable(error) else { return }
+        do {
+            try index.recordUnusableAnswer(
+                UnusableAnswer(tag: catalogue[tag: key], reason: String(describing: error), answeredAt: Date()), for: key)
+        } catch let trouble {
+            // The access fails for what the server answered; not recording it costs one more request later.
+            log.indexTrouble(trouble, while: "recording that \(key) answered with no image")
+        }
     }
 
     /// What the off-silo job of a fetch came to.
@@ -624,7 +706,7 @@ final class AccessPipeline {
     @concurrent
     private nonisolated static func stage(
         _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
-        folder: TemporaryFolder, priority: RequestPriority, gate: RenameGate, recordedSize: Int? = nil
+        folder: TemporaryFolder, priority: RequestPriority, gate: RenameGate, recordedSize: Int? = nil, retriesUsed: Int = 0
     ) async throws -> Staging {
         if owned {
             let path = directory.path(ofAsset: key.fileName)
@@ -636,7 +718,8 @@ final class AccessPipeline {
             throw SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
         }
         return .staged(try await fetcher.fetchAndStage(
-            key, in: folder, priority: priority, gate: repair ? .unnamedWhileShut(gate) : .waitsInBuffer(gate)))
+            key, in: folder, priority: priority, gate: repair ? .unnamedWhileShut(gate) : .waitsInBuffer(gate),
+            retriesUsed: retriesUsed))
     }
 
     /// A changed feed tag: fetched conditionally, stored only when the bytes differ. A `200` goes to a temporary

@@ -62,13 +62,17 @@ extension AssetFetcher {
     /// the agent's to write) and commits after (`GroupCommitter.publish(_:tag:)`). On any failure, the body cut
     /// short, too large, never ending, not a PNG, the task cancelled, the temporary file is removed.
     ///
-    /// With `gate` the file is named only while the `RenameGate` is open (see `TemporaryFileGate`).
+    /// With `gate` the file is named only while the `RenameGate` is open (see `TemporaryFileGate`). `retriesUsed`:
+    /// attempts a group fetch made for the key already (`GroupFetch`); the first one here is then a retry
+    /// (`withRetries`).
     @concurrent
     func fetchAndStage(
         _ key: AssetKey, in temporaryFolder: TemporaryFolder, priority: RequestPriority = .normal,
-        gate: TemporaryFileGate? = nil
+        gate: TemporaryFileGate? = nil, retriesUsed: Int = 0
     ) async throws -> StagedAsset {
-        switch try await fetchAndStage(key, in: temporaryFolder, validators: nil, priority: priority, gate: gate) {
+        switch try await fetchAndStage(
+            key, in: temporaryFolder, validators: nil, priority: priority, gate: gate, retriesUsed: retriesUsed)
+        {
         case .staged(let staged):
             return staged
         case .notModified:
@@ -84,31 +88,51 @@ extension AssetFetcher {
     @concurrent
     func fetchAndStage(
         _ key: AssetKey, in temporaryFolder: TemporaryFolder, validators: HTTPValidators?, priority: RequestPriority = .normal,
-        gate: TemporaryFileGate? = nil
+        gate: TemporaryFileGate? = nil, retriesUsed: Int = 0
     ) async throws -> StagedFetch {
         let url = server.url(for: key)
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
         let started = ContinuousClock.now
-        typealias Answer = (file: StreamedBodyFile, body: StreamedBodyFile.Finished, validators: HTTPValidators)
         let isOpen: (@Sendable () -> Bool)? = if case .unnamedWhileShut(let gate) = gate { { gate.isOpen } } else { nil }
-        let answer = try await withRetries(url: url) { () async throws -> Answer? in
+        let answer = try await withRetries(url: url, retriesUsed: retriesUsed) { () async throws -> Answer? in
             // A new file per attempt: the one of a failed attempt goes with its sink. A 304 makes none.
             let file = StreamedBodyFile(in: temporaryFolder, mayMakeFile: isOpen)
             do {
                 let response = try await self.client.get(url, headers: headers, priority: priority, bodySink: file)
-                if response.status == 304 && !headers.isEmpty { return nil }
-                guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
-                return (file, try file.finish(), HTTPValidators(headers: response.headers))
+                return try Self.answer(response, in: file, conditional: !headers.isEmpty)
             } catch {
                 file.discard()
                 throw error
             }
         }
         // Until it is handed on, the file goes with its sink (removed) on any failure below.
-        guard let (file, body, newValidators) = answer else {
+        guard let answer else {
             metrics.fetched(bytes: 0, duration: started.duration(to: .now))
             return .notModified
         }
+        return .staged(try await stage(answer, of: key, url: url, in: temporaryFolder, started: started, gate: gate))
+    }
+
+    /// A `200` whose body went to its sink: the sink, the finished body, and the server's validators.
+    typealias Answer = (file: StreamedBodyFile, body: StreamedBodyFile.Finished, validators: HTTPValidators)
+
+    /// What `response` to a request whose body went to `file` came to: the finished body of a `200`, nil for a
+    /// `304` to a `conditional` request. Throws the status error of any other answer
+    /// (`HTTPClientError.httpStatus(of:)`, its `Retry-After` with it).
+    static func answer(_ response: HTTPResponse, in file: StreamedBodyFile, conditional: Bool) throws -> Answer? {
+        if response.status == 304 && conditional { return nil }
+        guard response.status == 200 else { throw HTTPClientError.httpStatus(of: response) }
+        return (file, try file.finish(), HTTPValidators(headers: response.headers))
+    }
+
+    /// The part of a fetch after its answer, in the caller's task: counted, the PNG validated (from the write buffer
+    /// when the whole body fitted in it, else from the file), and the temporary file named once the gate allows
+    /// (`TemporaryFileGate`). On any failure the temporary file is removed.
+    func stage(
+        _ answer: Answer, of key: AssetKey, url: String, in temporaryFolder: TemporaryFolder,
+        started: ContinuousClock.Instant, gate: TemporaryFileGate?
+    ) async throws -> StagedAsset {
+        let (file, body, newValidators) = answer
         receivedBytes.add(body.size)
         metrics.fetched(bytes: body.size, duration: started.duration(to: .now))
         let info: PNGInfo
@@ -141,9 +165,9 @@ extension AssetFetcher {
             file.discard()
             throw error
         }
-        return .staged(StagedAsset(
+        return StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
-            validators: newValidators, temporaryPath: stored.path, temporaryIdentity: stored.identity, flushed: flushed))
+            validators: newValidators, temporaryPath: stored.path, temporaryIdentity: stored.identity, flushed: flushed)
     }
 
     /// Checks the PNG in the file at `path` (`size` bytes) as `PNGValidator` checks bytes, libpng's limits

@@ -54,23 +54,32 @@ struct AssetFetcher: Sendable {
     ///
     /// Each attempt first waits its turn at ``serverWaits``. An answer that asked to wait (`Retry-After` on a
     /// `429` or `503`) is recorded there, for the whole gallery when `wholeGallery` (the feed), and its next
-    /// attempt, if any is left, goes when the wait is over instead of after the short pause.
+    /// attempt, if any is left, goes when the wait is over instead of after the short pause. `retriesUsed`: attempts
+    /// already made and failed elsewhere (a request of a group fetch, `GroupFetch`): the first attempt here is a
+    /// retry, after its pause, and fewer are left.
     func withRetries<Result>(
-        url: String, wholeGallery: Bool = false, _ operation: () async throws -> Result
+        url: String, wholeGallery: Bool = false, retriesUsed: Int = 0, _ operation: () async throws -> Result
     ) async throws -> Result {
-        var attempt = 0
+        var attempt = retriesUsed
+        if attempt > 0, serverWaits.notBefore(url) == nil { try await Task.sleep(for: retryPause * (1 << (attempt - 1))) }
         while true {
             try await serverWaits.waitTurn(for: url)
             do {
                 return try await operation()
             } catch var error as HTTPClientError where error.isTransient {
-                let obeyed = serverWaits.record(error, wholeGallery: wholeGallery)
-                // The caller's backoff (`ImageLoader`) sees the wait obeyed, not a longer one the cap cut.
-                if obeyed != nil { error.retryAfter = obeyed }
+                let obeyed = recordTransient(&error, wholeGallery: wholeGallery)
                 guard attempt < retries else { throw error }
                 if obeyed == nil { try await Task.sleep(for: retryPause * (1 << attempt)) }
                 attempt += 1
             }
         }
+    }
+
+    /// Records the wait a transient failure asked for (`Retry-After`) at ``serverWaits`` and returns the wait
+    /// obeyed, which `error` then carries: the caller's backoff (`ImageLoader`) sees it, not a longer one the cap cut.
+    func recordTransient(_ error: inout HTTPClientError, wholeGallery: Bool) -> Duration? {
+        let obeyed = serverWaits.record(error, wholeGallery: wholeGallery)
+        if obeyed != nil { error.retryAfter = obeyed }
+        return obeyed
     }
 }

@@ -119,6 +119,7 @@ final class StreamedBodyFile: HTTPBodySink {
     /// hold the sink for a moment after the request has ended.)
     func discard() {
         state.withLock { state in
+            state.buffer = []  // its capacity too: a group fetch keeps its sinks until the group ends
             if state.fd >= 0 {
                 close(state.fd)
                 state.fd = -1
@@ -183,6 +184,9 @@ final class StreamedBodyFile: HTTPBodySink {
             let closed = close(state.fd) == 0
                 ? nil : SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")
             state.fd = -1
+            // The buffer's capacity goes too (a body that outgrew it kept it for its writes): a group fetch keeps
+            // its sinks until the group ends (`GroupFetch`).
+            state.buffer = []
             if let failure = looked ?? closed { return .failure(failure) }
             state.handedOn = true
             return .success((path, FileIdentity(info)))

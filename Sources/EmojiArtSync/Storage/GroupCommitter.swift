@@ -78,15 +78,16 @@ final class GroupCommitter {
         case refused(String)
     }
 
-    /// A file in the queue, with the task that waits for it (nil for the task that commits the next batch itself).
+    /// Files in the queue that one task waits for (one file, or a group fetch's: `publish(_:lane:)`), with that
+    /// task's continuation (nil for the task that commits the next batch itself).
     private struct Waiting {
-        let file: PendingFile
-        var continuation: CheckedContinuation<Turn, any Error>?
+        let files: [PendingFile]
+        var continuation: CheckedContinuation<Turn, Never>?
     }
 
-    /// What a waiting task is told: its file's outcome, or that it commits the next batch (its file is in it).
+    /// What a waiting task is told: its files' outcomes, or that it commits the next batch (its files are in it).
     private enum Turn {
-        case committed(Outcome)
+        case committed([Result<Outcome, any Error>])
         case commitNextBatch
     }
 
@@ -115,7 +116,7 @@ final class GroupCommitter {
     private(set) var batches = 0
     private(set) var files = 0
     /// Files waiting for a next batch, in either lane.
-    var queued: Int { lanes.reduce(0) { $0 + $1.waiting.count } }
+    var queued: Int { lanes.reduce(0) { $0 + $1.waiting.reduce(0) { $0 + $1.files.count } } }
     /// The largest batch so far.
     private(set) var largestBatch = 0
 
@@ -135,24 +136,60 @@ final class GroupCommitter {
     /// Whether the path is the agent's is decided in the batch's turn of the silo, from what is there at the moment
     /// of the rename, because a purge, a repair or the user may have changed it since the fetch was decided.
     func publish(_ staged: StagedAsset, tag: String?, lane: Lane = .pass) async throws {
+        let file = try pendingFile(for: staged, tag: tag)
+        try await settle(try await commit(file, in: lane), of: staged.asset, entry: file.entry)
+    }
+
+    /// `publish(_:tag:lane:)` for several staged assets (a group fetch's), committed with one wait: the result of
+    /// each, in order.
+    func publish(_ group: [(staged: StagedAsset, tag: String?)], lane: Lane = .pass) async -> [Result<Void, any Error>] {
+        var results: [Result<Void, any Error>] = []
+        var files: [PendingFile] = []
+        var committed: [Int] = []
+        for (staged, tag) in group {
+            do {
+                files.append(try pendingFile(for: staged, tag: tag))
+                committed.append(results.count)
+                results.append(.success(()))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        for ((position, file), outcome) in zip(zip(committed, files), await commit(files, in: lane)) {
+            do {
+                try await settle(try outcome.get(), of: group[position].staged.asset, entry: file.entry)
+            } catch {
+                results[position] = .failure(error)
+            }
+        }
+        return results
+    }
+
+    /// The queue's record of a staged asset: its row-to-be, with `tag`. Throws (the temporary file removed) when it
+    /// was staged without its digest.
+    private func pendingFile(for staged: StagedAsset, tag: String?) throws -> PendingFile {
         let asset = staged.asset
         let name = asset.key.fileName
-        let path = directory.path(ofAsset: name)
         let validators = staged.validators
         guard let sha256 = asset.sha256 else {
             unlink(staged.temporaryPath)
-            throw SyncError(.system, "\(staged.temporaryPath) was staged without its digest; not stored", path: path)
+            throw SyncError(.system, "\(staged.temporaryPath) was staged without its digest; not stored", path: directory.path(ofAsset: name))
         }
         let entry = IndexEntry(
             name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
-        switch try await commit(PendingFile(
-            key: asset.key, temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry, flushed: staged.flushed),
-            in: lane)
-        {
+        return PendingFile(
+            key: asset.key, temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry,
+            flushed: staged.flushed)
+    }
+
+    /// What a commit's outcome means for the asset: stored (logged), adopted, or a conflict thrown.
+    private func settle(_ outcome: Outcome, of asset: Asset, entry: IndexEntry) async throws {
+        let path = directory.path(ofAsset: entry.name)
+        switch outcome {
         case .installed(_, let movedAside):
             log.pathStored(path)
-            if let movedAside { log.movedAside(asset.key, name: name, to: movedAside) }
+            if let movedAside { log.movedAside(asset.key, name: entry.name, to: movedAside) }
         case .occupiedByForeignFile:
             try await adoptOrRefuse(asset, entry: entry, path: path)
         case .refused(let refusal):
@@ -198,41 +235,51 @@ final class GroupCommitter {
 
     /// Commits `file` with the batch that is open now, and returns once that batch is durable and recorded.
     /// Throws when the batch could not be made durable or recorded; the temporary file is gone either way.
-    ///
-    /// No task of its own does the work: the caller that finds nothing being committed commits the batch (its own
-    /// file, and whatever arrived meanwhile), and hands the next batch, if files arrived while it worked, to the
-    /// task of the first of them. So a file costs its task one entry into the silo and one resumption, and a batch
-    /// two trips to the I/O pool (flush, then the directory's `fsync`).
     func commit(_ file: PendingFile, in lane: Lane = .pass) async throws -> Outcome {
-        let position = lanes[lane.rawValue].waiting.count
-        lanes[lane.rawValue].waiting.append(Waiting(file: file, continuation: nil))
-        if lanes[lane.rawValue].committing {
-            let turn = try await withCheckedThrowingContinuation { continuation in
-                lanes[lane.rawValue].waiting[position].continuation = continuation
-            }
-            if case .committed(let outcome) = turn { return outcome }
-        }
-        lanes[lane.rawValue].committing = true
-        return try await commitQueuedBatch(of: lane, leadingWith: file.temporaryPath)
+        try await commit([file], in: lane)[0].get()
     }
 
-    /// Commits every file queued now (the caller's own, whose path is `own`, among them), resumes the others'
-    /// tasks, and hands the next batch to the first file that arrived meanwhile. Returns the caller's outcome.
-    private func commitQueuedBatch(of lane: Lane, leadingWith own: String) async throws -> Outcome {
+    /// Commits `files` with the batch that is open now (all in the same one), and returns once that batch is durable
+    /// and recorded: each file's outcome, or why it could not be made durable or recorded (its temporary file is
+    /// gone either way).
+    ///
+    /// No task of its own does the work: the caller that finds nothing being committed commits the batch (its own
+    /// files, and whatever arrived meanwhile), and hands the next batch, if files arrived while it worked, to the
+    /// task of the first of them. So a caller costs its task one entry into the silo and one resumption whatever
+    /// its number of files, and a batch two trips to the I/O pool (flush, then the directory's `fsync`).
+    func commit(_ files: [PendingFile], in lane: Lane = .pass) async -> [Result<Outcome, any Error>] {
+        guard !files.isEmpty else { return [] }
+        let position = lanes[lane.rawValue].waiting.count
+        lanes[lane.rawValue].waiting.append(Waiting(files: files, continuation: nil))
+        if lanes[lane.rawValue].committing {
+            let turn = await withCheckedContinuation { continuation in
+                lanes[lane.rawValue].waiting[position].continuation = continuation
+            }
+            if case .committed(let outcomes) = turn { return outcomes }
+        }
+        lanes[lane.rawValue].committing = true
+        return await commitQueuedBatch(of: lane)
+    }
+
+    /// Commits every file queued now (the caller's own, first in the queue, among them), resumes the others'
+    /// tasks, and hands the next batch to the first caller that arrived meanwhile. Returns the caller's outcomes.
+    private func commitQueuedBatch(of lane: Lane) async -> [Result<Outcome, any Error>] {
         await storage.status.hooks?.runBeforeCommitBatch(lane)
         let batch = lanes[lane.rawValue].waiting
         lanes[lane.rawValue].waiting.removeAll(keepingCapacity: true)
-        let outcomes = await commitBatch(batch.map(\.file), of: lane)
+        // The committing caller is the first in the queue: it found nothing being committed, or was handed this batch.
+        assert(batch.first?.continuation == nil, "the caller that commits a batch is the first in its queue")
+        let files = batch.count == 1 ? batch[0].files : batch.flatMap(\.files)
+        var outcomes = await commitBatch(files, of: lane)[...]
         batches += 1
-        files += batch.count
-        largestBatch = max(largestBatch, batch.count)
-        var mine: Result<Outcome, any Error>?
-        for (waiting, outcome) in zip(batch, outcomes) {
-            if let continuation = waiting.continuation {
-                continuation.resume(with: outcome.map(Turn.committed))
-            } else if waiting.file.temporaryPath == own {
-                mine = outcome
-            }
+        self.files += files.count
+        largestBatch = max(largestBatch, files.count)
+        let mine = Array(outcomes.prefix(batch[0].files.count))
+        outcomes = outcomes.dropFirst(mine.count)
+        for waiting in batch.dropFirst() {
+            let theirs = Array(outcomes.prefix(waiting.files.count))
+            outcomes = outcomes.dropFirst(theirs.count)
+            waiting.continuation?.resume(returning: .committed(theirs))
         }
         if lanes[lane.rawValue].waiting.isEmpty {
             lanes[lane.rawValue].committing = false
@@ -240,8 +287,7 @@ final class GroupCommitter {
             lanes[lane.rawValue].waiting[0].continuation = nil
             next.resume(returning: .commitNextBatch)
         }
-        guard let mine else { throw SyncError(.system, "\(own) was not in the batch it committed") }
-        return try mine.get()
+        return mine
     }
 
     private func commitBatch(_ batch: [PendingFile], of lane: Lane) async -> [Result<Outcome, any Error>] {

@@ -86,8 +86,8 @@ struct RepairGateOverlapTests {
         await gallery.stop()
     }
 
-    /// A pass's fetch keeps a small body in its buffer while the gate is shut and makes its temporary file only once
-    /// it opens. Before, a cold sync made a named file in the state directory's `tmp/` for every body whatever DIR
+    /// A pass's fetches keep their small bodies in their buffers while the gate is shut and make their temporary
+    /// files only once it opens. Before, a cold sync made a named file in the state directory's `tmp/` for every body whatever DIR
     /// was going through, and `rm -rf DIR` during it failed with "cannot remove '.emojiart-sync/tmp': Directory not
     /// empty" (6 times in 20 by hand). The gate is held shut by the test from before the pass's first batch.
     @Test func aPassKeepsSmallBodiesInTheirBuffersWhileTheGateIsShut() async throws {
@@ -100,8 +100,13 @@ struct RepairGateOverlapTests {
         configuration.testHooks = hooks
         let agent = try await RunningAgent(configuration)
         let gate = try #require(await eventually { hooks.renameGate != nil } ? hooks.renameGate : nil)
-        // The status writer is one waiter; four more are fetches whose bodies wait in their buffers.
-        #expect(await eventually(timeout: .seconds(30)) { gate.waiters >= 5 }, "\(gate.waiters) waiting")
+        // Every image is fetched while the gate is shut: the pass's group of misses (`GroupFetch`) holds the bodies in
+        // their buffers, its task waiting at the gate with the first one it took.
+        let fetchedAll = await eventually(timeout: .seconds(30)) {
+            gallery.validNumbers.allSatisfy { gallery.server.requestCount(path: "/gallery/image?\($0)") >= 1 }
+        }
+        #expect(fetchedAll)
+        #expect(await eventually(timeout: .seconds(30)) { gate.waiters >= 1 }, "\(gate.waiters) waiting")
         #expect(Self.temporaryFiles(in: dir) == [])
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".png") } == [])
         hooks.setBeforePassBatch(nil)
