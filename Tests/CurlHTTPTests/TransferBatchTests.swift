@@ -74,10 +74,7 @@ struct TransferBatchTests {
         let batch = client.submit([
             TransferBatch.Request(url: server.url("/old")), TransferBatch.Request(url: "ftp://127.0.0.1/x"),
         ])
-        var results: [Int: Result<HTTPResponse, any Error>] = [:]
-        while case let finished = await batch.next(), !finished.isEmpty {
-            for (index, result) in finished { results[index] = result }
-        }
+        let results = await Self.allResults(of: batch)
         let redirect = try #require(try results[0]?.get())
         #expect(redirect.status == 302)
         #expect(redirect.redirectURL == server.url("/new"))
@@ -93,13 +90,7 @@ struct TransferBatchTests {
         defer { client.shutdown() }
         let batch = client.submit([TransferBatch.Request(url: server.url("/fast"))] + (0..<3).map { _ in TransferBatch.Request(url: server.url("/slow")) })
         #expect(await eventually { server.requestCount("/slow") == 3 && client.statistics.requestsSucceeded == 1 })
-        let waiting = Task {
-            var results: [Int: Result<HTTPResponse, any Error>] = [:]
-            while case let finished = await batch.next(), !finished.isEmpty {
-                for (index, result) in finished { results[index] = result }
-            }
-            return results
-        }
+        let waiting = Task { await Self.allResults(of: batch) }
         waiting.cancel()
         let results = await waiting.value
         #expect(results.count == 4)
@@ -110,5 +101,14 @@ struct TransferBatchTests {
         // The silent requests' connections are closed; the fast one's is kept for reuse.
         #expect(await eventually { client.statistics.requestsCancelled == 3 && server.openConnections <= 1 }, "\(client.statistics) open \(server.openConnections)")
         #expect(client.statistics.activeTransfers == 0)
+    }
+
+    /// Every result of `batch`, by index, taken as they finish.
+    private static func allResults(of batch: TransferBatch) async -> [Int: Result<HTTPResponse, any Error>] {
+        var results: [Int: Result<HTTPResponse, any Error>] = [:]
+        while case let finished = await batch.next(), !finished.isEmpty {
+            for (index, result) in finished { results[index] = result }
+        }
+        return results
     }
 }
