@@ -258,34 +258,41 @@ final class GroupCommitter {
             if case .committed(let outcomes) = turn { return outcomes }
         }
         lanes[lane.rawValue].committing = true
-        return await commitQueuedBatch(of: lane)
+        return await commitQueuedBatch(of: lane, ownCount: files.count)
     }
 
-    /// Commits every file queued now (the caller's own, first in the queue, among them), resumes the others'
-    /// tasks, and hands the next batch to the first caller that arrived meanwhile. Returns the caller's outcomes.
-    private func commitQueuedBatch(of lane: Lane) async -> [Result<Outcome, any Error>] {
+    /// Commits every file queued now (the caller's own, `ownCount` files, among them), resumes the others' tasks, and
+    /// hands the next batch to the first caller that arrived meanwhile. Returns the caller's outcomes.
+    private func commitQueuedBatch(of lane: Lane, ownCount: Int) async -> [Result<Outcome, any Error>] {
         await storage.status.hooks?.runBeforeCommitBatch(lane)
         let batch = lanes[lane.rawValue].waiting
         lanes[lane.rawValue].waiting.removeAll(keepingCapacity: true)
-        // The committing caller is the first in the queue: it found nothing being committed, or was handed this batch.
-        assert(batch.first?.continuation == nil, "the caller that commits a batch is the first in its queue")
         let files = batch.count == 1 ? batch[0].files : batch.flatMap(\.files)
         var outcomes = await commitBatch(files, of: lane)[...]
         batches += 1
         self.files += files.count
         largestBatch = max(largestBatch, files.count)
-        let mine = Array(outcomes.prefix(batch[0].files.count))
-        outcomes = outcomes.dropFirst(mine.count)
-        for waiting in batch.dropFirst() {
+        // The caller's files are the ones no task waits for (it found nothing being committed, or was handed this
+        // batch, which takes its continuation out); every other caller is resumed with its own.
+        var mine: [Result<Outcome, any Error>]?
+        for waiting in batch {
             let theirs = Array(outcomes.prefix(waiting.files.count))
             outcomes = outcomes.dropFirst(theirs.count)
-            waiting.continuation?.resume(returning: .committed(theirs))
+            if let continuation = waiting.continuation {
+                continuation.resume(returning: .committed(theirs))
+            } else {
+                mine = theirs
+            }
         }
         if lanes[lane.rawValue].waiting.isEmpty {
             lanes[lane.rawValue].committing = false
         } else if let next = lanes[lane.rawValue].waiting[0].continuation {
             lanes[lane.rawValue].waiting[0].continuation = nil
             next.resume(returning: .commitNextBatch)
+        }
+        guard let mine else {
+            let error = SyncError(.system, "the files of the caller that committed a batch were not in it")
+            return Array(repeating: .failure(error), count: ownCount)
         }
         return mine
     }
