@@ -47,6 +47,9 @@ struct ResourceTests {
                 _ = await eventually(timeout: .seconds(5)) { ProcessResources.current().threads(named: CurlHTTPClient.threadName) == 1 }
                 let running = ProcessResources.current().threads(named: CurlHTTPClient.threadName)
                 client.shutdown()
+                // `shutdown` joins the thread; `pthread_join` returns once the kernel clears its id, a moment before
+                // its /proc/self/task entry goes: wait for that (a thread that never ends still fails).
+                _ = await eventually(timeout: .seconds(10)) { ProcessResources.current().threads(named: CurlHTTPClient.threadName) == 0 }
                 let after = ProcessResources.current().threads(named: CurlHTTPClient.threadName)
                 let line = Array("curl-loop threads \(before) \(running) \(after)\n".utf8)
                 _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
