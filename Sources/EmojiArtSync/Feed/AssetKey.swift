@@ -192,9 +192,11 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
 
     public func hash(into hasher: inout Hasher) { hasher.combine(urlHash) }
 
-    /// Read through the header's pointer, not `ManagedBuffer.header`: that is a class's `var`, and each read of it
-    /// is an exclusivity check (two `swift_beginAccess` calls per dictionary probe, 3 % of a warm pass).
-    private var urlHash: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.urlHash } }
+    /// The url's hash in this process, kept in the storage: what `hash(into:)` combines and where a `KeyIndexTable`
+    /// starts probing. Read through the header's pointer, not `ManagedBuffer.header`: that is a class's `var`, and
+    /// each read of it is an exclusivity check (two `swift_beginAccess` calls per dictionary probe, 3 % of a warm
+    /// pass).
+    var urlHash: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.urlHash } }
 
     public var description: String { rawValue }
 

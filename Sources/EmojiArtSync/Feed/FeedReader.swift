@@ -26,7 +26,6 @@ struct FeedReader {
     /// Each entry's position.
     private var entries: [Int32] = []
     private var uniqueKeys: [AssetKey] = []
-    private var positions: [AssetKey: Int32] = [:]
     private var tags: [FeedTag?] = []
     private var rejections: [AssetKey.Rejection] = []
     /// Decoded escapes of the current key or value; reused.
@@ -48,7 +47,6 @@ struct FeedReader {
         positionOfKey = Array(repeating: -1, count: interner.keys.count)
         positionOfKey.reserveCapacity(expected)
         uniqueKeys.reserveCapacity(expected)
-        positions.reserveCapacity(expected)
         tags.reserveCapacity(expected)
         entries.reserveCapacity(min(body.count / 80, 3 * maximumUniqueAssets))
     }
@@ -111,9 +109,13 @@ struct FeedReader {
         guard scanner.isAtEnd else {
             throw scanner.error("found \(scanner.foundDescription) after the array; only whitespace may follow it")
         }
-        return GalleryFeed(
-            entryPositions: entries, items: FeedState(keys: uniqueKeys, positions: positions, tags: tags),
-            rejections: rejections)
+        let items: FeedState
+        do {
+            items = try FeedState(distinctKeys: uniqueKeys, tags: tags)
+        } catch {
+            preconditionFailure("the reader listed \(error.key) twice among a feed's distinct keys")
+        }
+        return GalleryFeed(entryPositions: entries.compacted(), items: items, rejections: rejections)
     }
 
     /// UTF-16 or UTF-32, guessed from a byte order mark or the NUL bytes around the first character.
@@ -256,7 +258,6 @@ struct FeedReader {
                 positionOfKey[index] = position
                 let key = interner.keys[index]
                 uniqueKeys.append(key)
-                positions[key] = position
                 tags.append(withContent(of: checksum) { _, bytes in FeedTag(bytes) })
             }
             entries.append(position)

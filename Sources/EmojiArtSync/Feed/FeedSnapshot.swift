@@ -138,10 +138,8 @@ struct FeedSnapshot: Sendable {
         var reader = Reader(bytes, at: itemsStart)
         let keyCount = try reader.count(atMost: GalleryFeed.maximumUniqueAssets)
         var keys: [AssetKey] = []
-        var positions: [AssetKey: Int32] = [:]
         var tags: [FeedTag?] = []
         keys.reserveCapacity(keyCount)
-        positions.reserveCapacity(keyCount)
         tags.reserveCapacity(keyCount)
         for _ in 0..<keyCount {
             let key = try reader.withBytes { url throws(SnapshotUnusable) in
@@ -150,9 +148,6 @@ struct FeedSnapshot: Sendable {
                 } catch {
                     throw SnapshotUnusable("it holds a url a feed may not give (\(error.reason))")
                 }
-            }
-            guard positions.updateValue(Int32(keys.count), forKey: key) == nil else {
-                throw SnapshotUnusable("it lists \(key) twice")
             }
             keys.append(key)
             tags.append(try reader.tag())
@@ -171,8 +166,13 @@ struct FeedSnapshot: Sendable {
             rejections.append(AssetKey.Rejection(url: try reader.string(), reason: try reader.string()))
         }
         guard reader.offset == bytes.count else { throw SnapshotUnusable("bytes follow its last refusal") }
-        return GalleryFeed(
-            entryPositions: entries, items: FeedState(keys: keys, positions: positions, tags: tags), rejections: rejections)
+        let items: FeedState
+        do {
+            items = try FeedState(distinctKeys: keys, tags: tags)
+        } catch {
+            throw SnapshotUnusable("it lists \(error.key) twice")
+        }
+        return GalleryFeed(entryPositions: entries, items: items, rejections: rejections)
     }
 
     /// Why a snapshot is not used.

@@ -134,8 +134,9 @@ final class AccessPipeline {
             cacheHints.begin(
                 version: listings.feedVersion, count: listings.keys.count, cacheCount: memory.cacheCount,
                 cacheInserts: memory.cacheInserts)
-            // Each stored file the pass finds intact goes into the cache: room for them all at once.
-            memory.reserveCache(catalogue.storedInFeed)
+            // Each key the pass finds intact or fetches goes into the cache: room for them all at once (a cold
+            // pass that let the table and the slots double as they filled kept up to twice the room they need).
+            memory.reserveCache(listings.keys.count)
         }
         log.batch {
             for position in entries {
