@@ -7,6 +7,7 @@
 /// earliest is found again by a walk only after the failure holding it went away.
 struct FailureLedger {
     struct Failure {
+        /// What the failure was, as `ImageLoader.FailureText.keeping` keeps it.
         var error: any Error
         var attempts: Int
         var retryAt: ContinuousClock.Instant

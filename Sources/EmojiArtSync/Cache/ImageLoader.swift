@@ -208,7 +208,24 @@ final class ImageLoader {
         }
         // The server asked to wait (`Retry-After`): no retry before that, whatever the backoff says.
         if let asked = (error as? HTTPClientError)?.retryAfter, asked > delay { delay = asked }
-        failures.record(.init(error: error, attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
+        failures.record(.init(error: FailureText.keeping(error), attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
+    }
+
+    /// A failure as the memory layer keeps it until its retry: its text, and whether it was an answer that was no
+    /// image (what `forgetTransientFailures` keeps). A refusal shows nothing else of it, and the error itself was
+    /// costly to keep: a `SyncError` with the `PNGDefect` inside it is four allocations and about 400 bytes, and a
+    /// gallery's 10,000 error items kept 4 MB of them for as long as the agent ran.
+    struct FailureText: Error, Sendable, CustomStringConvertible {
+        let description: String
+        let wasUnusableAnswer: Bool
+
+        /// What the ledger keeps of `error`: a refusal on record as it is (a reference to its row's values, read
+        /// in a warm pass for each of a gallery's error items, where formatting its text would cost a pass
+        /// 10,000 timestamps), any other error as its text.
+        static func keeping(_ error: any Error) -> any Error {
+            if error is UnusableAnswerOnRecord || error is FailureText { return error }
+            return FailureText(description: String(describing: error), wasUnusableAnswer: answeredButUnusable(error))
+        }
     }
 
     // MARK: - Answers inside a batch (no load, no suspension)
@@ -272,6 +289,7 @@ final class ImageLoader {
     /// waits `RetryPolicy.unusableAnswerDelay` instead of the transient backoff. A changed feed, `SIGHUP` or
     /// the gallery coming back after an outage retries it sooner.
     nonisolated static func answeredButUnusable(_ error: any Error) -> Bool {
+        if let kept = error as? FailureText { return kept.wasUnusableAnswer }
         guard let error = error as? SyncError, error.code == .invalidImage else { return false }
         return (error.underlying as? PNGDefect)?.kind == .notPNG
     }

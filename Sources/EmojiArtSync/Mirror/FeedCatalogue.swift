@@ -186,6 +186,7 @@ final class FeedCatalogue: IndexRowKnowledge {
         result.gone = gone.sorted()
         result.stale = stale.sorted()
         sweep = (version, index.rowChanges, result)
+        index.forgetRowChanges(through: index.rowChanges)
         return result
     }
 
@@ -210,6 +211,7 @@ final class FeedCatalogue: IndexRowKnowledge {
         }
         storedInFeed = match.storedCount
         sweep = (version, index.rowChanges, match.result)
+        index.forgetRowChanges(through: index.rowChanges)
         return match.result
     }
 

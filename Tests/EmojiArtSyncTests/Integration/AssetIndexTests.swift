@@ -77,6 +77,30 @@ struct AssetIndexTests {
 
     /// Commits never checkpoint in the silo: once the write-ahead log passes SQLite's threshold, a checkpoint runs
     /// on the blocking-I/O pool through the checkpointer's own connection; making the index durable empties the log.
+    /// The rows changed since a point are given while the index remembers them; once their reader says it has
+    /// seen them they are dropped, and a question from before that point gets "walk the index" (nil), never a
+    /// shorter list than what changed.
+    @Test @SyncActor func rowChangesSeenAreForgottenAndAnOlderQuestionIsToldToWalk() throws {
+        let dir = TemporaryDirectory("index-row-changes")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        let (index, _) = try AssetIndex.open(directory: directory)
+        let digest = String(repeating: "ab", count: 32)
+        let start = index.rowChanges
+        for n in 1...3 {
+            _ = try index.transaction { () throws(SyncError) in
+                try index.put(IndexEntry(name: "gallery_image_\(n).png", key: "/gallery/image?\(n)", size: 1000, sha256: digest))
+            }
+        }
+        let seen = index.rowChanges
+        #expect(index.rowsChanged(since: start)?.map(\.key) == ["/gallery/image?1", "/gallery/image?2", "/gallery/image?3"])
+        index.forgetRowChanges(through: seen)
+        #expect(index.rowsChanged(since: seen)?.isEmpty == true)
+        #expect(index.rowsChanged(since: start) == nil, "changes forgotten were answered as fewer changes")
+        try index.transaction { () throws(SyncError) in try index.remove(named: "gallery_image_2.png") }
+        #expect(index.rowsChanged(since: seen)?.map(\.name) == ["gallery_image_2.png"])
+    }
+
     @Test @SyncActor func theLogIsCheckpointedOffTheSiloAndEmptiedWhenMadeDurable() async throws {
         let dir = TemporaryDirectory("index-wal")
         let directory = SyncDirectory(dir.path)

@@ -110,6 +110,13 @@ import Testing
             throw SyncError(.invalidImage, "bad CRC", underlying: PNGDefect(.badCRC, "chunk IDAT"))
         }
         #expect(await loader.nextRetryAt == start.advanced(by: .seconds(2)))
+        // Kept as its text (`FailureText`): a refusal still says what the failure was, and forgetting the transient
+        // failures (the gallery back after an outage) still keeps the answer that was no image, with its hour.
+        let refusal = await loader.rememberedFailure(for: errorItem)
+        #expect(refusal.map(String.init(describing:))?.hasPrefix("not a PNG (failed 1x; next attempt in ") == true)
+        await loader.forgetTransientFailures()
+        #expect(await loader.failingKeys == [errorItem])
+        #expect(await loader.nextRetryAt == start.advanced(by: .seconds(3600)))
     }
 
     /// A fetched image's bytes are written to its file and dropped: memory keeps the record (256 bytes of
