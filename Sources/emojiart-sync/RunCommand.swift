@@ -264,9 +264,14 @@ enum RunCommand {
         if let refusal = report.deletionRefused { printError("emojiart-sync: \(refusal)") }
         if !report.isComplete {
             printError("emojiart-sync: \(report.available) of \(report.uniqueAssets) assets synced; missing:")
-            // The first few, sorted; the log has a line for every one (a large gallery can miss thousands, and
-            // only the lines shown are formatted).
-            let failures = report.failures.sorted { $0.key < $1.key }.prefix(Self.missingShown)
+            // The first few in key order; the log has a line for every one (a large gallery can miss thousands:
+            // only the lines shown are formatted, and the first few are picked in one pass, not by sorting all).
+            var failures: [SyncReport.Failure] = []
+            for failure in report.failures
+            where failures.count < Self.missingShown || failure.key < failures[failures.count - 1].key {
+                failures.insert(failure, at: failures.firstIndex { failure.key < $0.key } ?? failures.count)
+                if failures.count > Self.missingShown { failures.removeLast() }
+            }
             let lines = failures.map { "  \($0.key): \($0.reason)" }
                 + report.rejected.prefix(Self.missingShown - failures.count).map { "  \($0.url): \($0)" }
             for line in lines { printError(line) }

@@ -11,8 +11,9 @@ final class OnceTally: Sendable {
         var hits: [Hit: Int] = [:]
         /// Per position: 0 not accessed yet, 1 succeeded, 2 failed so far.
         fileprivate var outcomes: [UInt8]
-        /// The first failure of each position that failed.
-        var failureReasons: [Int32: String] = [:]
+        /// The first failure of each position that failed (nil: the access failed without an error to show);
+        /// formatted only if shown (`SyncReport.Failure.reason`).
+        var firstFailures: [Int32: (any Error)?] = [:]
         var progress: SyncProgress
 
         /// Whether an access of the key at `position` succeeded.
@@ -52,7 +53,7 @@ final class OnceTally: Sendable {
                 state.outcomes[position] = State.succeeded
             } else if before == State.notAccessed {
                 state.outcomes[position] = State.failed
-                state.failureReasons[outcome.position] = outcome.failure.map { String(describing: $0) } ?? "failed"
+                state.firstFailures[outcome.position] = .some(outcome.failure)
             }
             return changed ? state.progress : nil
         }

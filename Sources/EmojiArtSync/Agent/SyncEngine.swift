@@ -82,7 +82,13 @@ struct SyncEngine: Sendable {
             if counted.succeeded(position), !unstored.contains(key) {
                 report.available += 1
             } else {
-                report.failures.append((key, counted.failureReasons[Int32(position)] ?? "not stored on disk"))
+                let failure: SyncReport.Failure.Cause =
+                    switch counted.firstFailures[Int32(position)] {
+                    case .some(.some(let error)): .error(error)
+                    case .some(.none): .failed
+                    case .none: .notStored
+                    }
+                report.failures.append(SyncReport.Failure(key: key, cause: failure))
             }
         }
         try await core.owned.makeDurable()

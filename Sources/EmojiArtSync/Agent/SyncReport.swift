@@ -7,7 +7,7 @@ public struct SyncReport: Sendable {
     /// Distinct assets that are on disk, valid and the agent's.
     public var available = 0
     /// Distinct assets that could not be had, with the reason (error items, dead links, conflicts).
-    public var failures: [(key: AssetKey, reason: String)] = []
+    public var failures: [Failure] = []
     /// Feed items whose url was refused, never fetched.
     public var rejected: [AssetKey.Rejection] = []
     public var hits: [Hit: Int] = [:]
@@ -29,6 +29,31 @@ public struct SyncReport: Sendable {
     var siloJobs: Int?
 
     public init() {}
+
+    /// An asset the pass could not have, and why: the error kept as it came, formatted only when a caller shows it
+    /// (a gallery with 10,000 error items formatted 10,000 texts for a report that prints twenty).
+    public struct Failure: Sendable {
+        public let key: AssetKey
+        let cause: Cause
+
+        enum Cause: Sendable {
+            /// The access's error.
+            case error(any Error)
+            /// The access failed without an error to show.
+            case failed
+            /// Every access succeeded, yet no file is stored for it (removed or damaged after its access).
+            case notStored
+        }
+
+        /// Why, as the report prints it.
+        public var reason: String {
+            switch cause {
+            case .error(let error): String(describing: error)
+            case .failed: "failed"
+            case .notStored: "not stored on disk"
+            }
+        }
+    }
 
     /// True when every asset of the feed is on disk and valid, and no item was refused.
     public var isComplete: Bool { failures.isEmpty && rejected.isEmpty }

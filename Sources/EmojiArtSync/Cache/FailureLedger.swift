@@ -13,27 +13,27 @@ struct FailureLedger {
         var retryAt: ContinuousClock.Instant
     }
 
-    private var failures: [AssetKey: Failure] = [:]
+    private var failures: [AssetKey.WithHash: Failure] = [:]
     /// The earliest `retryAt`; nil with no failures, or when it must be found again (`isEarliestKnown`).
     private var earliest: ContinuousClock.Instant?
     private var isEarliestKnown = true
 
-    subscript(key: AssetKey) -> Failure? { failures[key] }
+    subscript(key: AssetKey) -> Failure? { failures.isEmpty ? nil : failures[AssetKey.WithHash(key)] }
 
     var count: Int { failures.count }
-    var keys: [AssetKey] { Array(failures.keys) }
+    var keys: [AssetKey] { failures.keys.map(\.key) }
     /// Changes whenever a failure is recorded or forgotten: what is derived from the ledger is kept until then.
     private(set) var version: UInt64 = 0
 
     mutating func record(_ failure: Failure, for key: AssetKey) {
         version &+= 1
         forget(key)
-        failures[key] = failure
+        failures[AssetKey.WithHash(key)] = failure
         if isEarliestKnown { earliest = earliest.map { min($0, failure.retryAt) } ?? failure.retryAt }
     }
 
     mutating func forget(_ key: AssetKey) {
-        guard let removed = failures.removeValue(forKey: key) else { return }
+        guard !failures.isEmpty, let removed = failures.removeValue(forKey: AssetKey.WithHash(key)) else { return }
         version &+= 1
         if isEarliestKnown, removed.retryAt == earliest { isEarliestKnown = false }
     }
@@ -66,6 +66,6 @@ struct FailureLedger {
     /// Keys whose retry time is `now` or earlier, sorted; nothing is walked when none can be.
     mutating func dueKeys(at now: ContinuousClock.Instant) -> [AssetKey] {
         guard let earliest = earliestRetryAt(), earliest <= now else { return [] }
-        return failures.filter { $0.value.retryAt <= now }.map(\.key).sorted()
+        return failures.filter { $0.value.retryAt <= now }.map(\.key.key).sorted()
     }
 }

@@ -49,7 +49,7 @@ final class AccessLog {
     /// would otherwise cost a line per poll for as long as it fails).
     /// A failure is kept as its text's hash (`String.hashValue`, the process's seed): a gallery with 10,000 error
     /// items keeps 10,000 of these for as long as the agent runs, and the texts were 2.5 MB of them.
-    private var failuresWritten: [AssetKey: Int] = [:]
+    private var failuresWritten: [AssetKey.WithHash: Int] = [:]
 
     nonisolated init(
         logger: Logger, accessLines: AccessLineWriter, metrics: SyncMetrics, received: ReceivedBytes, directory: SyncDirectory
@@ -91,7 +91,7 @@ final class AccessLog {
         metrics.hit(hit)
         // A key's failure is forgotten when it succeeds; a memory hit follows the access that put the key in
         // memory, which was a success, so only disk and network hits look.
-        if hit != .memory, !failuresWritten.isEmpty { failuresWritten[key] = nil }
+        if hit != .memory, !failuresWritten.isEmpty { failuresWritten[AssetKey.WithHash(key)] = nil }
         guard pass?.noteAccess(key, at: position, hit: hit) ?? true else { return }
         lines.add(key, hit: hit.rawValue, bytes: size)
         if !batching { lines.append() }
@@ -154,7 +154,7 @@ final class AccessLog {
         // to debug, so that a failing item costs one line, not one per poll or retry for as long as it fails.
         // A failure on record already written is not even formatted unless debug lines are wanted: a pass over a
         // gallery with 10,000 error items refuses 10,000 of them.
-        let written = failuresWritten[key]
+        let written = failuresWritten[AssetKey.WithHash(key)]
         if written != nil, remembered, logger.logLevel > .debug {
             pass?.remembered += 1
             return
@@ -164,7 +164,7 @@ final class AccessLog {
         if repeated {
             pass?.remembered += 1
         } else {
-            failuresWritten[key] = message.hashValue
+            failuresWritten[AssetKey.WithHash(key)] = message.hashValue
         }
         // Encoded straight into the batch, as the logger would write it (`AccessLineWriter`): in order with the
         // access lines, and never waiting for a stuck log writer.

@@ -25,7 +25,7 @@ struct ProgressTests {
         report.hits = [.network: 20, .disk: 6]
         report.bytesFetched = 1_500_000
         report.duration = .milliseconds(1300)
-        report.failures = try [10, 20, 30].map { (try AssetKey(feedURL: "/gallery/image?\($0)"), "error item") }
+        report.failures = try [10, 20, 30].map { SyncReport.Failure(key: try AssetKey(feedURL: "/gallery/image?\($0)"), cause: .failed) }
         #expect(ProgressFormat.summary(report) == "synced 26 of 29 assets in 1.3s: 20 network, 6 disk, 0 memory; 1.4 MiB fetched, 3 failed")
     }
 
