@@ -196,6 +196,18 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     /// starts probing. Read through the header's pointer, not `ManagedBuffer.header`: that is a class's `var`, and
     /// each read of it is an exclusivity check (two `swift_beginAccess` calls per dictionary probe, 3 % of a warm
     /// pass).
+    /// The hash a key whose url is `bytes` keeps (`urlHash`).
+    static func hash(ofURL bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        return hasher.finalize()
+    }
+
+    /// Whether the key's url is `bytes`.
+    func hasURL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        withURL { Self.sameBytes($0, bytes) }
+    }
+
     var urlHash: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.urlHash } }
 
     public var description: String { rawValue }
@@ -225,9 +237,7 @@ struct AssetKeyHeader {
 final class AssetKeyStorage: ManagedBuffer<AssetKeyHeader, UInt8> {
     /// The storage of a key: the url's UTF-8 bytes and, after them, `kept` (a digest or a name), copied in.
     static func make(url urlBytes: UnsafeBufferPointer<UInt8>, nameForm: AssetFileName.Form, kept: UnsafeBufferPointer<UInt8>) -> AssetKeyStorage {
-        var hasher = Hasher()
-        hasher.combine(bytes: UnsafeRawBufferPointer(urlBytes))
-        let hash = hasher.finalize()
+        let hash = AssetKey.hash(ofURL: urlBytes)
         // A derived name is `[A-Za-z0-9_-]` and `.png` (`AssetFileName`): only a name kept as recorded is looked at.
         let logsAsIs = !LogfmtFormatter.needsQuotes(urlBytes) && (nameForm != .verbatim || !LogfmtFormatter.needsQuotes(kept))
         let header = AssetKeyHeader(

@@ -75,8 +75,11 @@ struct FeedState: Sendable {
     /// The feed's key whose url is `url` and whose file is `fileName` (what an index row names: the row is that
     /// key's file only if it has the key's file name), and its position.
     func member(url: UnsafeBufferPointer<UInt8>, fileName: UnsafeBufferPointer<UInt8>) -> (key: AssetKey, position: Int)? {
-        guard let member = member(AssetKey(probing: url)), member.key.hasFileName(fileName) else { return nil }
-        return member
+        guard let found = positions.index(hash: AssetKey.hash(ofURL: url), where: { keys[Int($0)].hasURL(url) }) else {
+            return nil
+        }
+        let member = keys[Int(found)]
+        return member.hasFileName(fileName) ? (member, Int(found)) : nil
     }
 
     /// The feed's tag for `key`, if it is in the feed and has one.

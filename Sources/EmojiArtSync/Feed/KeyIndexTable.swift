@@ -26,13 +26,19 @@ struct KeyIndexTable: Sendable {
 
     /// The index of `key`, whose array holds `keyAt(index)` at each index the table has.
     func index(of key: AssetKey, keyAt: (Int32) -> AssetKey) -> Int32? {
+        index(hash: key.urlHash) { keyAt($0) == key }
+    }
+
+    /// The index of the key whose url hashes to `hash` (`AssetKey.hash(ofURL:)`) and for which `isKey` holds: a
+    /// lookup by a url's bytes that makes no key to look up with.
+    func index(hash: Int, where isKey: (Int32) -> Bool) -> Int32? {
         buckets.withUnsafeBufferPointer { buckets in
             let mask = buckets.count - 1
-            var bucket = key.urlHash & mask
+            var bucket = hash & mask
             while true {
                 let index = buckets[bucket]
                 if index == Self.empty { return nil }
-                if keyAt(index) == key { return index }
+                if isKey(index) { return index }
                 bucket = (bucket + 1) & mask
             }
         }

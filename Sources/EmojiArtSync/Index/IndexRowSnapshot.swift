@@ -71,9 +71,9 @@ struct IndexRowSnapshot: Sendable {
             tagCount: row.tag.map { Int32($0.count) } ?? -1, digest: row.digest))
     }
 
-    /// Calls `body` with each row, in the order the walk read them.
-    func forEach(_ body: (IndexSweepRow) -> Void) {
-        for row in rows {
+    /// Calls `body` with each row (of those at `range`, by the order the walk read them), in that order.
+    func forEach(in range: Range<Int>? = nil, _ body: (IndexSweepRow) -> Void) {
+        for row in rows[range ?? rows.indices] {
             chunks[Int(row.chunk)].withUnsafeBufferPointer { text in
                 let urlStart = Int(row.start), nameStart = urlStart + Int(row.urlCount)
                 let tagStart = nameStart + Int(row.nameCount)

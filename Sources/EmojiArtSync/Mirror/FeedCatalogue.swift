@@ -104,11 +104,20 @@ final class FeedCatalogue: IndexRowKnowledge {
         let versionBefore = version
         var match: FeedSweepMatch?
         if rows.changesBefore == index.changesMade {
-            match = await BlockingIO.run {
-                var match = FeedSweepMatch(feed: items)
-                rows.forEach { match.add($0) }
-                return match
+            // Two halves of the rows at once, on two of the pool's threads: a warm `--once` waits for the match
+            // (about 0.1 s at 100,000 rows, each a probe of the feed's table) with the other core idle.
+            let middle = rows.count / 2
+            func matched(_ range: Range<Int>) async -> FeedSweepMatch {
+                await BlockingIO.run {
+                    var match = FeedSweepMatch(feed: items)
+                    rows.forEach(in: range) { match.add($0) }
+                    return match
+                }
             }
+            async let second = matched(middle..<rows.count)
+            var first = await matched(0..<middle)
+            first.merge(await second)
+            match = first
         }
         // Reentrancy: the rows are the index's only if nothing wrote it since they were read, and the match is
         // this feed's only if no other feed was installed meanwhile.

@@ -49,6 +49,19 @@ struct FeedSweepMatch: Sendable {
         if FeedTag(recordedTag) != tag { result.stale.append(member.key) }
     }
 
+    /// Takes in what `other` matched of other rows with the same feed: the two halves of a walk matched at once.
+    mutating func merge(_ other: FeedSweepMatch) {
+        precondition(other.storedAt.count == storedAt.count, "matches of two feeds")
+        for position in other.storedAt.indices where other.storedAt[position] {
+            if !storedAt[position] { storedCount += 1 }
+            storedAt[position] = true
+            digests[position] = other.digests[position]
+        }
+        result.gone += other.result.gone
+        result.stale += other.result.stale
+        untagged += other.untagged
+    }
+
     /// After the last row: the feed keys without one are the unstored; each list sorted.
     mutating func finish() {
         result.unstored = zip(feed.keys, storedAt).compactMap { key, stored in stored ? nil : key }.sorted()

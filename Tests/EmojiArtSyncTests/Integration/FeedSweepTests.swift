@@ -62,6 +62,22 @@ struct FeedSweepTests {
         #expect(try valid.map(key).allSatisfy { catalogue.isStored($0) == true && catalogue.recordedDigest(of: $0) != nil })
         #expect(try failing.map(key).allSatisfy { catalogue.isStored($0) == false })
 
+        // The rows are matched in two halves at once: a key refreshed in the first half (the first row read), a
+        // key dropped from the feed in the second (the last row), and the counts of both, come together.
+        let halves = try await rows()
+        var urls: [String] = []
+        halves.forEach { urls.append(String(decoding: $0.url, as: UTF8.self)) }
+        let (first, dropped) = (try AssetKey(feedURL: urls[0]), try AssetKey(feedURL: urls[urls.count - 1]))
+        changed[first] = "yet-another-tag"
+        #expect(try await catalogue.replace(FeedState(keys: keys.filter { $0 != dropped }, tags: changed), matching: halves))
+        #expect(Set(try catalogue.current().stale) == Set([refreshed, first]).subtracting([dropped]))
+        #expect(try catalogue.current().gone == [dropped])
+        #expect(catalogue.storedInFeed == valid.count - 1)
+        #expect(keys.filter { $0 != dropped && catalogue.isStored($0) == true && catalogue.recordedDigest(of: $0) != nil }.count == valid.count - 1)
+        changed[first] = tags[first]
+        #expect(try await catalogue.replace(FeedState(keys: keys, tags: changed), matching: try await rows()))
+        #expect(catalogue.storedInFeed == valid.count)
+
         // Rows read, then a file removed (its row goes), then a new feed: the rows are stale and not taken.
         let before = try await rows()
         #expect(try await core.owned.remove(removed) > 0)
