@@ -57,7 +57,11 @@ final class ImageLoader {
         var listings = 0
     }
 
-    private var memory: MemoryCache
+    // SAFETY (`memory` and `memoryHits`, `@exclusivity(unchecked)`): read and changed only in the silo, in place,
+    // by `MemoryCache`'s own methods (whose closures, given to its key table, read a copy of its slots, never this
+    // object) and by increments: no two accesses can overlap, so the run-time check each listing of a pass made
+    // cannot fail.
+    @exclusivity(unchecked) private var memory: MemoryCache
     private var inFlight: [AssetKey: InFlight] = [:]
     private var failures = FailureLedger()
     private var nextID: UInt64 = 0
@@ -66,7 +70,7 @@ final class ImageLoader {
     private let now: @Sendable () -> ContinuousClock.Instant
 
     /// Accesses answered from memory, including those that joined a load in flight.
-    private(set) var memoryHits = 0
+    @exclusivity(unchecked) private(set) var memoryHits = 0
     /// Accesses that waited for a load in flight (`join`) since start: what a test waits for.
     private(set) var joins = 0
 

@@ -11,14 +11,19 @@ import Logging
 /// Every other type reports to it and reads nothing back but the figures.
 @SyncActor
 final class AccessLog {
+    // SAFETY (each `@exclusivity(unchecked)` property of this class): the class is isolated to the silo, so one
+    // thread at a time reaches it, and each of these values is read or changed in place by its own methods, which
+    // call nothing that reaches this object (no closure is given to them), so no access to one of them can overlap
+    // another and the run-time check Swift would make at each access cannot fail. The access line of every listing
+    // made about six such checks: 10 % of a warm pass and of a `SIGHUP` pass (docs/BENCHMARKS.md).
     private let logger: Logger
     /// The `event=asset` lines, encoded straight into bytes (docs/BENCHMARKS.md: about 0.6 µs and no allocation a
     /// line, against 5 µs and six through swift-log); never waits for a stuck log writer.
-    private var lines: AccessLineWriter
+    @exclusivity(unchecked) private var lines: AccessLineWriter
     /// Inside a batch (`batch(_:)`) the access lines gather and go to the log together at its end, and `changes`
     /// is rung once at its end if an access changed a count.
-    private var batching = false
-    private var changedInBatch = false
+    @exclusivity(unchecked) private var batching = false
+    @exclusivity(unchecked) private var changedInBatch = false
     private let metrics: SyncMetrics
     private let received: ReceivedBytes
     private let directory: SyncDirectory
@@ -27,7 +32,7 @@ final class AccessLog {
     nonisolated let changes = Alarm()
 
     /// Accesses by the layer that served them: one per `event=asset` access, as `emojiart_sync_hits_total`.
-    private(set) var hits = HitCounts()
+    @exclusivity(unchecked) private(set) var hits = HitCounts()
     private(set) var repairs = 0
     private(set) var conflicts = 0
     /// Files fetched again because the feed's tag for them changed, and how many of those had new bytes.
@@ -43,13 +48,13 @@ final class AccessLog {
     /// Conflicts already logged: each path is reported once, not once per poll.
     private var conflictLedger = ConflictLedger()
     /// The running pass's counts and the keys it has logged. Nil outside a pass (a repair's outcome is always logged).
-    private var pass: PassTally?
+    @exclusivity(unchecked) private var pass: PassTally?
     /// Keys whose failure has been written since they last succeeded, with the failure written: the same failure on
     /// record (or the same conflict found again) is then counted by each pass, not written again (a failing item
     /// would otherwise cost a line per poll for as long as it fails).
     /// A failure is kept as its text's hash (`String.hashValue`, the process's seed): a gallery with 10,000 error
     /// items keeps 10,000 of these for as long as the agent runs, and the texts were 2.5 MB of them.
-    private var failuresWritten: [AssetKey.WithHash: Int] = [:]
+    @exclusivity(unchecked) private var failuresWritten: [AssetKey.WithHash: Int] = [:]
 
     nonisolated init(
         logger: Logger, accessLines: AccessLineWriter, metrics: SyncMetrics, received: ReceivedBytes, directory: SyncDirectory

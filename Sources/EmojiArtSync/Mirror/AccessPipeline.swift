@@ -40,7 +40,9 @@ final class AccessPipeline {
     private nonisolated let gate: RenameGate
     private var passes: UInt64 = 0
     /// Where the memory cache holds each key of the feed a pass works through, by position (`CacheHints`).
-    private var cacheHints = CacheHints()
+    // SAFETY: read and changed in place only, in the silo, by `CacheHints`' own methods, which take no closure and
+    // call nothing: no two accesses can overlap, so the run-time check at each of a pass's listings cannot fail.
+    @exclusivity(unchecked) private var cacheHints = CacheHints()
     /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
     /// files or the feed changed, not at every status write (10,000 failing keys cost 78 ms a write otherwise).
     private var assetStatesCache: (basis: [UInt64], states: (ok: Int, missing: Int, failing: Int))?
