@@ -72,12 +72,19 @@ final class AssetIndex {
 
     /// A row that came, changed or went: its url and file name, and the fingerprint it records now.
     enum RowChange {
-        case added(url: String, name: String, fingerprint: FileFingerprint?)
-        /// The row's file or fingerprint changed (a replacement, a verification, an adoption, damage found).
-        case updated(url: String, name: String, fingerprint: FileFingerprint?)
+        case added(url: String, name: String, fingerprint: FileFingerprint?, tag: String?)
+        /// The row's file or fingerprint changed (a replacement, a verification, an adoption, damage found), and
+        /// its tag if `tag` says it was written (a replacement).
+        case updated(url: String, name: String, fingerprint: FileFingerprint?, tag: TagChange = .kept)
         case removed(url: String, name: String)
         /// A transaction that changed rows was rolled back: what the rows are is known only by reading them.
         case unknown
+    }
+
+    /// Whether a row change wrote the row's tag.
+    enum TagChange {
+        case kept
+        case written(String?)
     }
     /// The url and file name of the rows added or removed last (at most about `changeLogLimit`), oldest first;
     /// those its reader has seen are dropped (`forgetRowChanges(through:)`), so an idle agent keeps none (a cold
@@ -427,9 +434,9 @@ final class AssetIndex {
         if !existed {
             count += 1
             noteRowChange(entry.key, name: entry.name)
-            rowObserver?(.added(url: entry.key, name: entry.name, fingerprint: entry.fingerprint))
+            rowObserver?(.added(url: entry.key, name: entry.name, fingerprint: entry.fingerprint, tag: entry.tag))
         } else {
-            rowObserver?(.updated(url: entry.key, name: entry.name, fingerprint: entry.fingerprint))
+            rowObserver?(.updated(url: entry.key, name: entry.name, fingerprint: entry.fingerprint, tag: .written(entry.tag)))
         }
         return !existed
     }

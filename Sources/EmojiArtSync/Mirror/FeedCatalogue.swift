@@ -89,8 +89,7 @@ final class FeedCatalogue: IndexRowKnowledge {
     @discardableResult
     func replace(_ items: FeedState) throws(SyncError) -> Bool {
         if version > 0, feed.matches(items) { return false }
-        install(items)
-        _ = try sweepIndex()
+        try install(items, carryingOver: true)
         return true
     }
 
@@ -144,9 +143,79 @@ final class FeedCatalogue: IndexRowKnowledge {
         if keptVersion > 0, await BlockingIO.run({ kept.matches(items) }), version == keptVersion {
             return false
         }
-        install(items)
-        _ = try sweepIndex()
+        try install(items, carryingOver: true)
         return true
+    }
+
+    /// Keeps `items` and works out what the index holds of them: from what is known of the feed kept now when
+    /// `carryingOver` and the index added or removed no row since the last sweep (`carriedOver(to:)`), else by a
+    /// walk of the index.
+    private func install(_ items: FeedState, carryingOver: Bool) throws(SyncError) {
+        let carried = carryingOver ? try carriedOver(to: items) : nil
+        install(items)
+        if let carried {
+            _ = try take(carried)
+        } else {
+            _ = try sweepIndex()
+        }
+    }
+
+    /// What the index holds of `items`, worked out from the feed kept now instead of a walk of the index (about
+    /// 0.15 s of the silo at 100,000 rows, for a feed that changed one tag): each key of both feeds keeps its row's
+    /// state and digest, found by its position in the feed kept; the rows of keys gone from the feed join the gone
+    /// rows. Only the rows whose tag is not known to be the new feed's (a tag that changed, a key stale before, a
+    /// key new to the feed with a gone row) are read. Nil when what is known may not be the index (no sweep of the
+    /// feed kept, or a row added or removed since it).
+    ///
+    /// Sound because a row that takes another tag than the kept feed's drops the sweep (`tagWritten`): a key the
+    /// last sweep did not find stale still has a row with the kept feed's tag.
+    private func carriedOver(to items: FeedState) throws(SyncError) -> FeedSweepMatch? {
+        guard let last = sweep, last.version == version, last.rowChanges == index.rowChanges,
+            stored.count == feed.count, recorded.count == feed.count
+        else { return nil }
+        let kept = feed
+        let staleBefore = Set(last.result.stale)
+        var match = FeedSweepMatch(feed: items)
+        var rowsToRead: [AssetKey] = []
+        for (position, key) in items.keys.enumerated() {
+            // A key new to the feed has no row at its name unless it is among the gone rows (read below).
+            guard let before = kept.position(of: key), stored[before] else { continue }
+            let tag = items.tags[position]
+            if tag == nil || (tag == kept.tags[before] && !staleBefore.contains(key)) {
+                match.addStored(at: position, digest: recorded[before])
+            } else {
+                rowsToRead.append(key)
+            }
+        }
+        for (position, key) in kept.keys.enumerated() where stored[position] && !items.contains(key) {
+            match.addGone(key)
+        }
+        for gone in last.result.gone {
+            // A gone row is a key's of the new feed if the key has the row's file name.
+            if let member = items.member(gone), gone.withFileName({ member.key.hasFileName($0) }) {
+                rowsToRead.append(member.key)
+            } else {
+                match.addGone(gone)
+            }
+        }
+        try index.readTransaction { () throws(SyncError) in
+            for key in rowsToRead {
+                guard let entry = try index.entry(for: key) else { continue }
+                var url = entry.key, name = entry.name
+                let digest = entry.fingerprint.map { FingerprintDigest($0).value } ?? FingerprintDigest.none
+                func add(tag: UnsafeBufferPointer<UInt8>?) {
+                    url.withUTF8 { url in
+                        name.withUTF8 { name in match.add(IndexSweepRow(url: url, name: name, tag: tag, digest: digest)) }
+                    }
+                }
+                if var tag = entry.tag {
+                    tag.withUTF8 { add(tag: $0) }
+                } else {
+                    add(tag: nil)
+                }
+            }
+        }
+        return match
     }
 
     private func install(_ items: FeedState) {
@@ -199,8 +268,12 @@ final class FeedCatalogue: IndexRowKnowledge {
         return result
     }
 
+    /// Walks of the whole index made since start (`sweepIndex()`): what a test counts.
+    private(set) var walks = 0
+
     /// One walk of the index, in the silo, matched with the feed kept (`FeedSweepMatch`). Recounts `storedInFeed`.
-    private func sweepIndex() throws(SyncError) -> FeedSweep {
+    func sweepIndex() throws(SyncError) -> FeedSweep {
+        walks += 1
         var match = FeedSweepMatch(feed: feed)
         try index.forEachRow { match.add($0) }
         return try take(match)
@@ -227,14 +300,16 @@ final class FeedCatalogue: IndexRowKnowledge {
     /// Keeps `storedInFeed` true as rows come and go; a write that was rolled back makes it count again.
     private func rowChanged(_ change: AssetIndex.RowChange) {
         switch change {
-        case .added(let url, let name, let fingerprint):
+        case .added(let url, let name, let fingerprint, let tag):
             guard let position = feedKey(url, name: name)?.position else { return }
             storedInFeed += 1
             if position < stored.count { stored[position] = true }
             record(fingerprint, at: position)
-        case .updated(let url, let name, let fingerprint):
+            tagWritten(tag, at: position)
+        case .updated(let url, let name, let fingerprint, let tag):
             guard let position = feedKey(url, name: name)?.position else { return }
             record(fingerprint, at: position)
+            if case .written(let tag) = tag { tagWritten(tag, at: position) }
         case .removed(let url, let name):
             guard let position = feedKey(url, name: name)?.position else { return }
             storedInFeed -= 1
@@ -246,6 +321,15 @@ final class FeedCatalogue: IndexRowKnowledge {
             stored = []
             storedInFeed = (try? recount()) ?? storedInFeed  // the next sweep counts again in any case
         }
+    }
+
+    /// A row of the key at `position` took `tag`. A file is stored with the tag its access found in the feed, so a
+    /// tag other than the kept feed's (the feed changed while the file was being fetched) is a stale row the sweep
+    /// has not seen: the sweep is dropped, and the next question walks the index. Every other row's tag is then the
+    /// kept feed's or was found stale by a sweep, which is what `current()` and `carriedOver(to:)` build on.
+    private func tagWritten(_ tag: String?, at position: Int) {
+        guard position < feed.count, let feedTag = feed.tags[position], tag.map(FeedTag.init) != feedTag else { return }
+        sweep = nil
     }
 
     /// Before the first walk of a feed the table is empty: a fingerprint is then looked up, not recorded here.

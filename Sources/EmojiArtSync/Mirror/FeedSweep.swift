@@ -49,6 +49,19 @@ struct FeedSweepMatch: Sendable {
         if FeedTag(recordedTag) != tag { result.stale.append(member.key) }
     }
 
+    /// A row of the feed key at `position` whose digest and tag are known without reading it (`FeedCatalogue`
+    /// carried it over from the feed before): stored, with the feed's tag or none.
+    mutating func addStored(at position: Int, digest: UInt64) {
+        if !storedAt[position] { storedCount += 1 }
+        storedAt[position] = true
+        digests[position] = digest
+    }
+
+    /// A row known to be no feed key's file (carried over from the sweep of the feed before).
+    mutating func addGone(_ key: AssetKey) {
+        result.gone.append(key)
+    }
+
     /// Takes in what `other` matched of other rows with the same feed: the two halves of a walk matched at once.
     mutating func merge(_ other: FeedSweepMatch) {
         precondition(other.storedAt.count == storedAt.count, "matches of two feeds")

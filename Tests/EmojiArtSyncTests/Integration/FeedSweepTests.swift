@@ -33,6 +33,83 @@ struct FeedSweepTests {
         await gallery.stop()
     }
 
+    /// A new feed's tables carried over from the feed kept, with no walk of the index, are what a walk finds: a
+    /// tag changed, keys reordered and dropped, dropped keys back (their rows among the gone ones) with a new key,
+    /// a tag removed and one changed back.
+    @Test func aFeedCarriedOverFromTheOneKeptIsWhatAWalkFinds() async throws {
+        let gallery = try await GalleryFixture(count: 30)
+        let dir = TemporaryDirectory("feed-carried")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        _ = try await agent.syncOnce()
+        try await Self.carryOver(agent.core)
+        agent.shutdown()
+        await gallery.stop()
+    }
+
+    /// A file stored under the tag its fetch found, when the feed changed meanwhile, has a row with another tag
+    /// than the kept feed's: the sweep sees it stale (it was answered from before, with no stale key), and so
+    /// does the next feed carried over from this one.
+    @Test func aRowStoredWithAnotherTagThanTheFeedsIsFoundStale() async throws {
+        let gallery = try await GalleryFixture(count: 12)
+        let dir = TemporaryDirectory("feed-retagged")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        _ = try await agent.syncOnce()
+        try await Self.retag(agent.core)
+        agent.shutdown()
+        await gallery.stop()
+    }
+
+    @SyncActor
+    private static func retag(_ core: MirrorCore) throws {
+        let catalogue = core.catalogue
+        let keys = catalogue.keys
+        let key = try #require(keys.first { catalogue.isStored($0) == true })
+        #expect(try catalogue.current().stale.isEmpty)
+        var entry = try #require(try core.index.entry(for: key))
+        entry.tag = "the-tag-of-an-older-feed"
+        _ = try core.index.transaction { () throws(SyncError) in try core.index.put(entry) }
+        #expect(try catalogue.current().stale == [key])
+        var tags: [AssetKey: String] = [:]
+        for other in keys where other != key { tags[other] = "a-new-tag" }
+        tags[key] = catalogue[tag: key]
+        #expect(try catalogue.replace(keys, tags: tags))
+        #expect(try catalogue.current().stale.contains(key))
+    }
+
+    @SyncActor
+    private static func carryOver(_ core: MirrorCore) throws {
+        let catalogue = core.catalogue
+        let keys = catalogue.keys
+        var tags: [AssetKey: String] = [:]
+        for key in keys { tags[key] = catalogue[tag: key] }
+        _ = try catalogue.current()
+        func state() throws -> [String] {
+            let sweep = try catalogue.current()
+            return ["stored \(catalogue.storedInFeed)", "unstored \(sweep.unstored)", "stale \(sweep.stale)", "gone \(sweep.gone)"]
+                + catalogue.keys.map { key in
+                    "\(key) \(String(describing: catalogue.isStored(key))) \(String(describing: catalogue.recordedDigest(of: key)?.value))"
+                }
+        }
+        func check(_ items: [AssetKey], _ itemTags: [AssetKey: String], _ what: String) throws {
+            let walks = catalogue.walks
+            #expect(try catalogue.replace(items, tags: itemTags), "\(what)")
+            #expect(catalogue.walks == walks, "\(what): the index was walked")
+            let carried = try state()
+            _ = try catalogue.sweepIndex()
+            #expect(try state() == carried, "\(what)")
+        }
+        let dropped = Array(keys.suffix(3))
+        var changed = tags
+        changed[keys[0]] = "another-tag"
+        try check(keys, changed, "one tag changed")
+        try check(keys.reversed().filter { !dropped.contains($0) }, changed, "reordered, three dropped")
+        try check(keys + [try AssetKey(feedURL: "/gallery/image?999")], changed, "the three back, one new key")
+        changed[keys[1]] = nil
+        changed[keys[0]] = tags[keys[0]]
+        try check(keys, changed, "a tag removed, one changed back")
+        #expect(try catalogue.current().stale.isEmpty)
+    }
+
     @SyncActor
     private static func matchRows(_ core: MirrorCore, valid: [Int], failing: [Int]) async throws {
         func key(_ n: Int) throws -> AssetKey { try AssetKey(feedURL: "/gallery/image?\(n)") }
