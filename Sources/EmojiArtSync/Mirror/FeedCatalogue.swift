@@ -4,9 +4,10 @@
 ///
 /// Owns the `FeedState`, its version, the count of stored feed keys and the last `FeedSweep`. The count follows
 /// every row the index adds or removes (`AssetIndex.rowObserver`), whoever changes the index, so it is written in
-/// one place. A new feed costs one sequential walk of the index, which finds all four answers at once; until the
-/// feed changes again they are kept current from the rows changed since (`AssetIndex.rowsChanged(since:)`), so a
-/// pass walks the index once, not once per question. The walk also keeps the digest of the fingerprint each stored
+/// one place. A new feed costs one sequential walk of the index, which finds all four answers at once, or no walk
+/// when the last sweep still describes the index (`carriedOver(to:)`); until the feed changes again they are kept
+/// current from the rows changed since (`AssetIndex.rowsChanged(since:)`), so a pass walks the index at most once,
+/// not once per question. The walk also keeps the digest of the fingerprint each stored
 /// feed key's row records (`recordedDigest(of:)`), kept current as rows change: a warm pass compares it with the
 /// file's `lstat`, taken off the silo, instead of looking each key up.
 @SyncActor
