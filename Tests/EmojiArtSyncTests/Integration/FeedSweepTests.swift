@@ -11,50 +11,44 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct FeedSweepTests {
     @Test func theSameItemsKeepTheirSweepsAndWhatChangedSinceIsSeen() async throws {
-        let gallery = try await GalleryFixture(count: 12)
-        let dir = TemporaryDirectory("feed-sweeps")
-        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
-        _ = try await agent.syncOnce()
-        try await Self.sweep(agent.core, dir: dir.path, valid: gallery.validNumbers, failing: gallery.errorNumbers)
-        agent.shutdown()
-        await gallery.stop()
+        try await Self.afterOneSync("feed-sweeps") { core, gallery, dir in
+            try await Self.sweep(core, dir: dir, valid: gallery.validNumbers, failing: gallery.errorNumbers)
+        }
     }
 
     /// `--once` reads the index's rows off the silo while the feed decodes (`IndexRowSnapshot`) and the catalogue
     /// matches them off the silo: it must find what its own walk finds, and must not take rows read before a write
     /// of the index (they would call a removed file stored).
     @Test func rowsReadOffTheSiloGiveWhatTheWalkGivesAndAreRefusedAfterAWrite() async throws {
-        let gallery = try await GalleryFixture(count: 12)
-        let dir = TemporaryDirectory("feed-sweep-rows")
-        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
-        _ = try await agent.syncOnce()
-        try await Self.matchRows(agent.core, valid: gallery.validNumbers, failing: gallery.errorNumbers)
-        agent.shutdown()
-        await gallery.stop()
+        try await Self.afterOneSync("feed-sweep-rows") { core, gallery, _ in
+            try await Self.matchRows(core, valid: gallery.validNumbers, failing: gallery.errorNumbers)
+        }
     }
 
     /// A new feed's tables carried over from the feed kept, with no walk of the index, are what a walk finds: a
     /// tag changed, keys reordered and dropped, dropped keys back (their rows among the gone ones) with a new key,
     /// a tag removed and one changed back.
     @Test func aFeedCarriedOverFromTheOneKeptIsWhatAWalkFinds() async throws {
-        let gallery = try await GalleryFixture(count: 30)
-        let dir = TemporaryDirectory("feed-carried")
-        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
-        _ = try await agent.syncOnce()
-        try await Self.carryOver(agent.core)
-        agent.shutdown()
-        await gallery.stop()
+        try await Self.afterOneSync("feed-carried", count: 30) { core, _, _ in try await Self.carryOver(core) }
     }
 
     /// A file stored under the tag its fetch found, when the feed changed meanwhile, has a row with another tag
     /// than the kept feed's: the sweep sees it stale (it was answered from before, with no stale key), and so
     /// does the next feed carried over from this one.
     @Test func aRowStoredWithAnotherTagThanTheFeedsIsFoundStale() async throws {
-        let gallery = try await GalleryFixture(count: 12)
-        let dir = TemporaryDirectory("feed-retagged")
+        try await Self.afterOneSync("feed-retagged") { core, _, _ in try await Self.retag(core) }
+    }
+
+    /// Runs `check` with the core of an agent that synced a gallery of `count` items once into a fresh DIR (and
+    /// the gallery and DIR's path), then stops both.
+    private static func afterOneSync(
+        _ label: String, count: Int = 12, _ check: (MirrorCore, GalleryFixture, String) async throws -> Void
+    ) async throws {
+        let gallery = try await GalleryFixture(count: count)
+        let dir = TemporaryDirectory(label)
         let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
         _ = try await agent.syncOnce()
-        try await Self.retag(agent.core)
+        try await check(agent.core, gallery, dir.path)
         agent.shutdown()
         await gallery.stop()
     }
