@@ -43,8 +43,10 @@ final class MirrorKeeper {
     private var feedValidators: HTTPValidators?
     /// The last feed decoded, with the SHA-256 of its body: a body that comes back byte-identical (a full pass
     /// asks unconditionally; some galleries cannot answer `304`) is not decoded again (`FeedFetch.sameBody`). Its
-    /// items are the catalogue's own (shared storage), so it costs the listing order only: 4 bytes a listing.
-    private var lastFeed: (bodyDigest: String, feed: GalleryFeed)?
+    /// items are the catalogue's own (shared storage), so it costs the listing order only: 4 bytes a listing. Its
+    /// body, when it went to a file, is kept there (`KeptFeedBody`, no memory) for the next changed body to be
+    /// decoded as its difference from it.
+    private var lastFeed: (bodyDigest: String, feed: GalleryFeed, body: KeptFeedBody?)?
     private let feedRetry = RetryPolicy(base: .seconds(1), cap: .seconds(30), jitter: 0.2)
     /// Which unchanged polls get a line at info.
     private var heartbeat = PollHeartbeat()
@@ -130,6 +132,7 @@ final class MirrorKeeper {
         let jobsBefore = SyncActor.jobsEntered  // with the counting executor only (`SiloJobTests`)
         let feed: GalleryFeed
         let bodyDigest: String
+        var keptBody = lastFeed?.body
         // What became of the body: decoded, the same bytes as the last one (`unchanged`), or none (`not_modified`).
         var body = "decoded"
         do {
@@ -138,7 +141,8 @@ final class MirrorKeeper {
             let conditional = feedKeys.isEmpty || (fullPassRequested && lastFeed == nil) ? nil : feedValidators
             let fetched = try await fetcher.fetchFeed(
                 validators: conditional, known: feedKeys, bodyFolder: core.storage.temporaryFolder,
-                unchangedDigest: lastFeed?.bodyDigest)
+                unchangedDigest: lastFeed?.bodyDigest, keepingBody: true,
+                previous: lastFeed.flatMap { last in last.body.map { FeedDifference.Previous(feed: last.feed, body: $0) } })
             switch fetched {
             case .notModified where fullPassRequested:
                 guard let last = lastFeed else { throw SyncError(.feed, "the feed's last body was not kept") }
@@ -156,9 +160,11 @@ final class MirrorKeeper {
                 ])
                 if level == .info { heartbeat.reset() }
                 return false
-            case .changed(let changed, let validators, let digest):
+            case .changed(let changed, let validators, let digest, let kept):
                 feed = changed
                 bodyDigest = digest
+                keptBody = kept
+                if kept?.decodedAsDifference == true { body = "difference" }
                 feedValidators = validators.isEmpty ? nil : validators
             case .sameBody(let validators):
                 guard let last = lastFeed else { throw SyncError(.feed, "the feed's last body was not kept") }
@@ -215,7 +221,10 @@ final class MirrorKeeper {
             itemsChanged = applied.itemsChanged
             removal = noteRemoval(applied.removal)
             // Kept with the catalogue's items (the same as the feed's when they matched), not a second copy.
-            lastFeed = (bodyDigest, GalleryFeed(entryPositions: feed.entryPositions, items: core.catalogue.feed, rejections: feed.rejections))
+            lastFeed = (
+                bodyDigest, GalleryFeed(entryPositions: feed.entryPositions, items: core.catalogue.feed, rejections: feed.rejections),
+                keptBody
+            )
         } catch {
             // The index cannot be read now: this poll stops here, and the next one (or a retry) does it again.
             errors.report(error, while: "bringing DIR in line with the feed")

@@ -174,7 +174,7 @@ struct SyncEngine: Sendable {
         let fetched = try await fetcher.fetchFeed(
             validators: validators, bodyFolder: bodyFolder, unchangedDigest: snapshot?.bodyDigest)
         switch fetched {
-        case .changed(let feed, let received, let digest):
+        case .changed(let feed, let received, let digest, _):
             return ((feed, .of(feed, validators: received, bodyDigest: digest)), "decoded")
         case .notModified, .sameBody:
             guard let snapshot else { throw HTTPClientError.httpStatus(304, url: fetcher.server.feedURL) }

@@ -28,14 +28,18 @@ struct FeedReader {
     private var uniqueKeys: [AssetKey] = []
     private var tags: [FeedTag?] = []
     private var rejections: [AssetKey.Rejection] = []
+    /// Where each item read starts and which were refused: what `FeedDifference` reuses of this body.
+    private var layout = FeedLayout()
     /// Decoded escapes of the current key or value; reused.
     private var scratch: [UInt8] = []
 
-    private init(_ body: UnsafeBufferPointer<UInt8>, known: [AssetKey], maximumUniqueAssets: Int) {
+    /// `expectedBytes`: how much of `body` is expected to be read (all of it but for `readRun`).
+    private init(_ body: UnsafeBufferPointer<UInt8>, known: [AssetKey], maximumUniqueAssets: Int, expectedBytes: Int? = nil) {
         scanner = FeedScanner(body)
         // Room for as many keys as the last feed had, or as a body this long holds (an item of the book's feed
         // is about 100 bytes, each listed three times), so the tables are not grown and rehashed as they fill.
-        let expected = max(known.count, min(body.count / 256, maximumUniqueAssets), 1024)
+        let bytes = expectedBytes ?? body.count
+        let expected = max(known.count, min(bytes / 256, maximumUniqueAssets), expectedBytes == nil ? 1024 : 64)
         var interner = FeedKeyInterner(capacity: expected)
         for key in known {
             key.withURL { bytes in
@@ -48,7 +52,8 @@ struct FeedReader {
         positionOfKey.reserveCapacity(expected)
         uniqueKeys.reserveCapacity(expected)
         tags.reserveCapacity(expected)
-        entries.reserveCapacity(min(body.count / 80, 3 * maximumUniqueAssets))
+        entries.reserveCapacity(min(bytes / 80, 3 * maximumUniqueAssets))
+        layout.itemStarts.reserveCapacity(min(bytes / 80, 3 * maximumUniqueAssets))
     }
 
     /// Reads `body`; urls among `known` are not checked again. Throws a `SyncError(.feed)` saying where and
@@ -65,12 +70,44 @@ struct FeedReader {
         _ buffer: UnsafeBufferPointer<UInt8>, known: [AssetKey], maximumUniqueAssets: Int,
         readUpTo: ((Int) -> Void)? = nil
     ) throws(SyncError) -> GalleryFeed {
+        try readWithLayout(buffer, known: known, maximumUniqueAssets: maximumUniqueAssets, readUpTo: readUpTo).feed
+    }
+
+    /// `read(_:known:maximumUniqueAssets:readUpTo:)`, and where each item starts in `buffer` (`FeedLayout`).
+    static func readWithLayout(
+        _ buffer: UnsafeBufferPointer<UInt8>, known: [AssetKey], maximumUniqueAssets: Int,
+        readUpTo: ((Int) -> Void)? = nil
+    ) throws(SyncError) -> (feed: GalleryFeed, layout: FeedLayout) {
         var reader = FeedReader(buffer, known: known, maximumUniqueAssets: maximumUniqueAssets)
         do throws(FeedSyntaxError) {
-            return try reader.readArray(maximumUniqueAssets: maximumUniqueAssets, readUpTo: readUpTo)
+            let feed = try reader.readArray(maximumUniqueAssets: maximumUniqueAssets, readUpTo: readUpTo)
+            return (feed, reader.layout)
         } catch {
             throw SyncError(.feed, error.message(in: buffer))
         }
+    }
+
+    /// The items of `buffer` from item number `item`, which starts at `offset`, up to the end of the array or to
+    /// the first item start `resumeAt` accepts (an item of the last body that is known to read alike): for
+    /// `FeedDifference`, which reads only what changed. The keys, tags and positions are the run's own (the
+    /// first key met is position 0); the layout's offsets are `buffer`'s. Throws on any error: the caller then
+    /// reads the whole body, whose error is the one to report.
+    static func readRun(
+        _ buffer: UnsafeBufferPointer<UInt8>, fromItem item: Int, at offset: Int, expectedBytes: Int = 0,
+        maximumUniqueAssets: Int, resumeAt: (Int) -> Bool
+    ) throws(FeedSyntaxError) -> (run: GalleryFeed, layout: FeedLayout, resumedAt: Int?) {
+        var reader = FeedReader(buffer, known: [], maximumUniqueAssets: maximumUniqueAssets, expectedBytes: expectedBytes)
+        reader.scanner.index = offset
+        let resumedAt = try reader.readItems(fromItem: item, maximumUniqueAssets: maximumUniqueAssets, readUpTo: nil, resumeAt: resumeAt)
+        if resumedAt == nil { try reader.readEnd() }
+        let items: FeedState
+        do {
+            items = try FeedState(distinctKeys: reader.uniqueKeys, tags: reader.tags)
+        } catch {
+            preconditionFailure("the reader listed \(error.key) twice among a feed's distinct keys")
+        }
+        let run = GalleryFeed(entryPositions: reader.entries.compacted(), items: items, rejections: reader.rejections)
+        return (run, reader.layout, resumedAt)
     }
 
     private mutating func readArray(
@@ -89,26 +126,9 @@ struct FeedReader {
         if scanner.peek == UInt8(ascii: "]") {
             scanner.index += 1
         } else {
-            var item = 0
-            while true {
-                try readItem(item)
-                if uniqueKeys.count > maximumUniqueAssets {
-                    throw FeedSyntaxError("feed lists more than \(maximumUniqueAssets) unique assets; refusing it", at: nil)
-                }
-                item += 1
-                if item & 4095 == 0 { readUpTo?(scanner.index) }
-                scanner.skipWhitespace()
-                if scanner.peek == UInt8(ascii: "]") {
-                    scanner.index += 1
-                    break
-                }
-                try scanner.separator(before: UInt8(ascii: "]"))
-            }
+            _ = try readItems(fromItem: 0, maximumUniqueAssets: maximumUniqueAssets, readUpTo: readUpTo) { _ in false }
         }
-        scanner.skipWhitespace()
-        guard scanner.isAtEnd else {
-            throw scanner.error("found \(scanner.foundDescription) after the array; only whitespace may follow it")
-        }
+        try readEnd()
         let items: FeedState
         do {
             items = try FeedState(distinctKeys: uniqueKeys, tags: tags)
@@ -116,6 +136,39 @@ struct FeedReader {
             preconditionFailure("the reader listed \(error.key) twice among a feed's distinct keys")
         }
         return GalleryFeed(entryPositions: entries.compacted(), items: items, rejections: rejections)
+    }
+
+    /// Reads items, the scanner at the start of item number `item`, through the array's closing `]`; or up to the
+    /// start of a later item that `resumeAt` accepts, whose offset it returns (the scanner there, the items before
+    /// it read).
+    private mutating func readItems(
+        fromItem first: Int, maximumUniqueAssets: Int, readUpTo: ((Int) -> Void)?, resumeAt: (Int) -> Bool
+    ) throws(FeedSyntaxError) -> Int? {
+        var item = first
+        while true {
+            layout.itemStarts.append(Int32(scanner.index))
+            try readItem(item)
+            if uniqueKeys.count > maximumUniqueAssets {
+                throw FeedSyntaxError("feed lists more than \(maximumUniqueAssets) unique assets; refusing it", at: nil)
+            }
+            item += 1
+            if item & 4095 == 0 { readUpTo?(scanner.index) }
+            scanner.skipWhitespace()
+            if scanner.peek == UInt8(ascii: "]") {
+                scanner.index += 1
+                return nil
+            }
+            try scanner.separator(before: UInt8(ascii: "]"))
+            if resumeAt(scanner.index) { return scanner.index }
+        }
+    }
+
+    /// After the array's closing `]`: only whitespace to the end.
+    private mutating func readEnd() throws(FeedSyntaxError) {
+        scanner.skipWhitespace()
+        guard scanner.isAtEnd else {
+            throw scanner.error("found \(scanner.foundDescription) after the array; only whitespace may follow it")
+        }
     }
 
     /// UTF-16 or UTF-32, guessed from a byte order mark or the NUL bytes around the first character.
@@ -250,6 +303,7 @@ struct FeedReader {
         switch index {
         case .failure(let rejection):
             rejections.append(rejection)
+            layout.refusedItems.append(Int32(layout.itemStarts.count - 1))
         case .success(let index):
             if index >= positionOfKey.count { positionOfKey.append(-1) }
             var position = positionOfKey[index]

@@ -55,8 +55,38 @@ struct GalleryFeed: Sendable {
     /// `decode(_:known:)` of a body that went to a file (a large feed): read from its mapping, whose pages are
     /// given back as they are read (`MappedFeedBody`).
     static func decode(_ body: MappedFeedBody, known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
-        try body.withBytes { bytes throws(SyncError) in
-            try FeedReader.read(bytes, known: known, maximumUniqueAssets: maximumUniqueAssets) { body.release(upTo: $0) }
+        try decode(body, known: known, previous: nil).feed
+    }
+
+    /// A body decoded from a file: the feed, where its items start, and whether only its difference from the
+    /// last body was read.
+    struct Decoded {
+        let feed: GalleryFeed
+        let layout: FeedLayout
+        let asDifference: Bool
+    }
+
+    /// `decode(_:known:)` of a body that went to a file, and where its items start: as its difference from
+    /// `previous` when that pays (`FeedDifference`), else read whole.
+    static func decode(
+        _ body: MappedFeedBody, known: [AssetKey], previous: FeedDifference.Previous?
+    ) throws(SyncError) -> Decoded {
+        if let previous {
+            do {
+                if let decoded = try FeedDifference.decode(
+                    body, previous: previous.feed, kept: previous.body, maximumUniqueAssets: maximumUniqueAssets)
+                {
+                    return Decoded(feed: decoded.feed, layout: decoded.layout, asDifference: true)
+                }
+            } catch {
+                // The kept body cannot be read: this one is read whole, which is all the kept one was for.
+            }
         }
+        let read = try body.withBytes { bytes throws(SyncError) in
+            try FeedReader.readWithLayout(bytes, known: known, maximumUniqueAssets: maximumUniqueAssets) {
+                body.release(upTo: $0)
+            }
+        }
+        return Decoded(feed: read.feed, layout: read.layout, asDifference: false)
     }
 }

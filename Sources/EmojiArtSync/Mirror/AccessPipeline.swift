@@ -132,9 +132,11 @@ final class AccessPipeline {
         var pending: [Int32] = []
         /// Positions of the files to look at: those whose recorded fingerprint the catalogue knows.
         var looks: [Int32] = []
-        if !cacheHints.isFor(version: listings.feedVersion, count: listings.keys.count) {
+        if !cacheHints.isFor(version: listings.feedVersion, count: listings.keys.count),
+            !cacheHints.carry(to: listings.feedVersion, keys: listings.keys)
+        {
             cacheHints.begin(
-                version: listings.feedVersion, count: listings.keys.count, cacheCount: memory.cacheCount,
+                version: listings.feedVersion, keys: listings.keys, cacheCount: memory.cacheCount,
                 cacheInserts: memory.cacheInserts)
             // Each key the pass finds intact or fetches goes into the cache: room for them all at once (a cold
             // pass that let the table and the slots double as they filled kept up to twice the room they need).

@@ -8,11 +8,17 @@
 /// warm `--once` of 100,000 keys) costs no hash either. Any insert it did not see (a finished load, a repair)
 /// ends that, until the next feed's table: the cache is asked by key again.
 ///
+/// A feed whose keys are the last one's in the same order, maybe with more after them (tags changed, items added at
+/// the end), keeps the table (`carry(to:keys:)`): its positions name the same keys, so the slots are as good as
+/// they were, and a pass over it hashes no key either.
+///
 /// A value owned by the `AccessPipeline`, in the silo.
 struct CacheHints: Sendable {
     /// The catalogue's version of the feed whose positions index `slots`.
     private(set) var version: UInt64 = 0
     private var slots: [Int32] = []
+    /// The feed's keys by position (the feed's own array, shared, not a copy): what `carry(to:keys:)` compares.
+    private var keys: [AssetKey] = []
     /// The cache's insert count when the table began, and the inserts recorded here since.
     private var insertsAtStart: UInt64 = 0
     private var insertsSeen: UInt64 = 0
@@ -25,12 +31,27 @@ struct CacheHints: Sendable {
 
     /// Starts the table of feed `version` with `count` keys; `cacheCount` and `cacheInserts` are the cache's
     /// entries and insert count now.
-    mutating func begin(version: UInt64, count: Int, cacheCount: Int, cacheInserts: UInt64) {
+    mutating func begin(version: UInt64, keys: [AssetKey], cacheCount: Int, cacheInserts: UInt64) {
         self.version = version
-        slots = Array(repeating: -1, count: count)
+        self.keys = keys
+        slots = Array(repeating: -1, count: keys.count)
         insertsAtStart = cacheInserts
         insertsSeen = 0
         startedWithEmptyCache = cacheCount == 0
+    }
+
+    /// Makes the table feed `version`'s, whose keys are `keys`, if that feed lists this table's keys first, in the
+    /// same order; returns whether it did (else the caller begins a new table). A key of the new feed's beyond
+    /// them starts with no slot; the table stays complete if it was: an insert of such a key, made for another
+    /// feed's position, was not seen and ended that already.
+    mutating func carry(to version: UInt64, keys newKeys: [AssetKey]) -> Bool {
+        guard !keys.isEmpty, newKeys.count >= keys.count else { return false }
+        // Equal keys are most often the same objects (the decode reuses the last feed's): a pointer compare each.
+        for position in keys.indices where keys[position] != newKeys[position] { return false }
+        slots.append(contentsOf: repeatElement(-1, count: newKeys.count - keys.count))
+        keys = newKeys
+        self.version = version
+        return true
     }
 
     /// Whether a key with no slot here is certainly not in the cache, whose insert count is `cacheInserts`.

@@ -235,8 +235,8 @@ final class FeedCatalogue: IndexRowKnowledge {
         if last.rowChanges == index.rowChanges, last.result.stale.isEmpty { return last.result }
         guard let changed = index.rowsChanged(since: last.rowChanges) else { return try sweepIndex() }
         var result = last.result
-        var unstored = Set(result.unstored)
-        var gone = Set(result.gone)
+        var unstored = SortedKeyEdits()
+        var gone = SortedKeyEdits()
         var stale = Set(result.stale)
         try index.readTransaction { () throws(SyncError) in
             for (url, name) in changed {
@@ -244,9 +244,9 @@ final class FeedCatalogue: IndexRowKnowledge {
                 let row = try index.entry(named: name)
                 let present = row?.key == url
                 if let member = feedKey(url, name: name)?.key {
-                    if present { unstored.remove(member) } else { unstored.insert(member) }
+                    if present { unstored.remove(member) } else { unstored.add(member) }
                 } else if present {
-                    gone.insert(key)
+                    gone.add(key)
                 } else {
                     gone.remove(key)
                 }
@@ -261,8 +261,8 @@ final class FeedCatalogue: IndexRowKnowledge {
                 }
             }
         }
-        result.unstored = unstored.sorted()
-        result.gone = gone.sorted()
+        result.unstored = unstored.applied(to: result.unstored)
+        result.gone = gone.applied(to: result.gone)
         result.stale = stale.sorted()
         sweep = (version, index.rowChanges, result)
         index.forgetRowChanges(through: index.rowChanges)

@@ -11,27 +11,40 @@ extension AssetFetcher {
     /// (the last feed's keys) are taken as they are instead of being checked again. With `bodyFolder` (the sync
     /// directory's temporary folder) the body goes to a file there as it arrives, not into memory. A body whose
     /// SHA-256 is `unchangedDigest` (the last decoded body's) is not decoded: ``FeedFetch/sameBody(_:)``.
+    ///
+    /// `keepingBody`: a body that went to a file is kept for the next call (`FeedFetch.changed`'s `kept`), which
+    /// gives it back as `previous` with the feed decoded from it: a body that differs from it in a few items is then
+    /// decoded as the difference (`FeedDifference`).
     @concurrent
     func fetchFeed(
         validators: HTTPValidators?, known: [AssetKey] = [], bodyFolder: TemporaryFolder? = nil,
-        unchangedDigest: String? = nil
+        unchangedDigest: String? = nil, keepingBody: Bool = false, previous: FeedDifference.Previous? = nil
     ) async throws -> FeedFetch {
         do {
             return try await fetchFeedOnce(
-                validators: validators, known: known, bodyFolder: bodyFolder, unchangedDigest: unchangedDigest)
+                validators: validators, known: known, bodyFolder: bodyFolder, unchangedDigest: unchangedDigest,
+                keepingBody: keepingBody, previous: previous)
         } catch is FeedBodyNotStored {
             // DIR's temporary folder cannot take the body (read-only, full): the feed is read into memory instead,
             // so that the agent goes on polling and answering while it cannot write (man page, "tmp/").
             return try await fetchFeedOnce(
-                validators: validators, known: known, bodyFolder: nil, unchangedDigest: unchangedDigest)
+                validators: validators, known: known, bodyFolder: nil, unchangedDigest: unchangedDigest,
+                keepingBody: false, previous: nil)
         }
+    }
+
+    /// A body decoded on the blocking-I/O pool, and the file it was kept in.
+    private struct DecodedBody: Sendable {
+        let feed: GalleryFeed
+        let kept: KeptFeedBody?
     }
 
     /// The body of the feed could not be written to its temporary file.
     private struct FeedBodyNotStored: Error {}
 
     private func fetchFeedOnce(
-        validators: HTTPValidators?, known: [AssetKey], bodyFolder: TemporaryFolder?, unchangedDigest: String?
+        validators: HTTPValidators?, known: [AssetKey], bodyFolder: TemporaryFolder?, unchangedDigest: String?,
+        keepingBody: Bool, previous: FeedDifference.Previous?
     ) async throws -> FeedFetch {
         let url = server.feedURL
         let headers = validators?.conditionalRequestHeaders ?? HTTPHeaders()
@@ -63,6 +76,7 @@ extension AssetFetcher {
         // machine): a 35 MB feed takes a few hundred milliseconds, in which the silo would have one thread left.
         let feed: GalleryFeed
         let digest: String
+        var kept: KeptFeedBody?
         if let bodyFile {
             // Written to a temporary file as it came: a small body is still whole in the write buffer (and never
             // made a file); a large one is read from the file's mapping, given back as it is read (`MappedFeedBody`), so the feed is
@@ -70,10 +84,24 @@ extension AssetFetcher {
             let finished = try bodyFile.finish()
             if finished.sha256 == unchangedDigest { return .sameBody(received) }
             digest = finished.sha256
-            feed = try await BlockingIO.run { () throws(SyncError) -> GalleryFeed in
-                guard let path = finished.path else { return try GalleryFeed.decode(finished.bytes ?? [], known: known) }
-                return try GalleryFeed.decode(try MappedFeedBody(path: path), known: known)
+            let decoded = try await BlockingIO.run { () throws(SyncError) -> DecodedBody in
+                guard let path = finished.path else {
+                    return DecodedBody(feed: try GalleryFeed.decode(finished.bytes ?? [], known: known), kept: nil)
+                }
+                let body = try MappedFeedBody(path: path)
+                let decoded = try GalleryFeed.decode(body, known: known, previous: previous)
+                guard keepingBody else { return DecodedBody(feed: decoded.feed, kept: nil) }
+                do {
+                    let kept = try KeptFeedBody.keep(
+                        path: path, bodySize: body.count, layout: decoded.layout, decodedAsDifference: decoded.asDifference)
+                    return DecodedBody(feed: decoded.feed, kept: kept)
+                } catch {
+                    // Not kept (a full disk): the next changed feed is read whole, nothing else is lost.
+                    return DecodedBody(feed: decoded.feed, kept: nil)
+                }
             }
+            feed = decoded.feed
+            kept = decoded.kept
             // The sink removes its file when it goes: not before the mapping above has opened it (Swift may end
             // a value's life right after its last use, `finish()`).
             withExtendedLifetime(bodyFile) {}
@@ -83,7 +111,7 @@ extension AssetFetcher {
             if digest == unchangedDigest { return .sameBody(received) }
             feed = try await BlockingIO.run { try GalleryFeed.decode(body, known: known) }
         }
-        return .changed(feed, received, bodyDigest: digest)
+        return .changed(feed, received, bodyDigest: digest, kept: kept)
     }
 
     /// `64 MiB` for a whole number of mebibytes, else ``ByteCount/format(_:)``.

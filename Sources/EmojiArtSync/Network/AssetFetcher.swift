@@ -43,7 +43,7 @@ struct AssetFetcher: Sendable {
     @concurrent
     func fetchFeed(bodyFolder: TemporaryFolder? = nil) async throws -> GalleryFeed {
         switch try await fetchFeed(validators: nil, bodyFolder: bodyFolder) {
-        case .changed(let feed, _, _):
+        case .changed(let feed, _, _, _):
             return feed
         case .notModified, .sameBody:
             throw HTTPClientError.httpStatus(304, url: server.feedURL)

@@ -18,7 +18,7 @@ struct ConditionalFetchTests {
         defer { client.shutdown() }
         do {
             let fetcher = AssetFetcher(client: client, server: try ServerAddress(base), retries: 0)
-            guard case .changed(let feed, let validators, _) = try await fetcher.fetchFeed(validators: nil) else {
+            guard case .changed(let feed, let validators, _, _) = try await fetcher.fetchFeed(validators: nil) else {
                 throw TestFailure("an unconditional fetch must return the feed")
             }
             #expect(feed.uniqueKeys.count == 29)
@@ -32,7 +32,7 @@ struct ConditionalFetchTests {
             })
 
             server.setFaults(GalleryFaults(droppedItems: [3]))
-            guard case .changed(let smaller, let newValidators, _) = try await fetcher.fetchFeed(validators: validators) else {
+            guard case .changed(let smaller, let newValidators, _, _) = try await fetcher.fetchFeed(validators: validators) else {
                 throw TestFailure("a changed feed must come back as changed")
             }
             #expect(smaller.uniqueKeys.count == 28)
@@ -58,7 +58,7 @@ struct ConditionalFetchTests {
         do {
             let fetcher = AssetFetcher(client: client, server: try ServerAddress(base), retries: 0)
             for folder in [TemporaryFolder(path: tmp.path), nil] {
-                guard case .changed(let feed, _, let digest) = try await fetcher.fetchFeed(validators: nil, bodyFolder: folder) else {
+                guard case .changed(let feed, _, let digest, _) = try await fetcher.fetchFeed(validators: nil, bodyFolder: folder) else {
                     throw TestFailure("an unconditional fetch must return the feed")
                 }
                 #expect(feed.uniqueKeys.count == 29)
@@ -69,7 +69,7 @@ struct ConditionalFetchTests {
                 #expect(validators.etag != nil)
                 server.setFaults(GalleryFaults(droppedItems: [3], unshuffledFeed: true))
                 let changed = try await fetcher.fetchFeed(validators: nil, bodyFolder: folder, unchangedDigest: digest)
-                guard case .changed(let smaller, _, let newDigest) = changed else { throw TestFailure("expected changed, got \(changed)") }
+                guard case .changed(let smaller, _, let newDigest, _) = changed else { throw TestFailure("expected changed, got \(changed)") }
                 #expect(smaller.uniqueKeys.count == 28)
                 #expect(newDigest != digest)
                 server.setFaults(GalleryFaults(unshuffledFeed: true))

@@ -103,4 +103,39 @@ struct ReloadTests {
         #expect(await agent.stop() == .success)
         await gallery.stop()
     }
+
+    /// A feed that changed near one end is decoded as its difference from the last body (`FeedDifference`): the
+    /// poll says `body=difference`, and the feed it makes is the one the gallery sent (its listings, refusals and
+    /// keys). A change spread over the body is read whole (`body=decoded`).
+    @Test func aReloadOfAFeedChangedAtItsEndReadsOnlyTheDifference() async throws {
+        // 1,000 items listed three times in one order: a 350 KB body, above the size a difference is tried from.
+        let gallery = try await GalleryFixture(count: 1_000, faults: GalleryFaults(unshuffledFeed: true), imageSize: .small)
+        let dir = TemporaryDirectory("reload-difference")
+        let agent = try await RunningAgent(try gallery.configuration(dir: dir.path))
+        func lines(_ what: String) -> [String] { logLines(dir.path).filter { $0.contains(what) } }
+        func reload(to faults: GalleryFaults, polls: Int) async -> String {
+            gallery.server.setFaults(faults)
+            await agent.keeper.waitForPass(await agent.keeper.reload())
+            _ = await eventually { lines("event=poll").count == polls }
+            return lines("event=poll").last ?? ""
+        }
+        #expect(await eventually(timeout: .seconds(60)) { lines("event=poll").count == 1 }, "the first poll never ended")
+        #expect(lines("event=poll").last?.contains("body=decoded") == true)
+
+        // Two items appended: another listing of item 7, and a url the agent refuses.
+        let appended = await reload(
+            to: GalleryFaults(extraFeedURLs: ["/gallery/image?7", "/gallery/../secret"], unshuffledFeed: true), polls: 2)
+        #expect(appended.contains("body=difference") && appended.contains("entries=3001") && appended.contains("unique=1000"), "\(appended)")
+        #expect(lines("event=reject").contains { $0.contains("/gallery/../secret") }, "the appended item was not refused")
+
+        let removed = await reload(to: GalleryFaults(unshuffledFeed: true), polls: 3)
+        #expect(removed.contains("body=difference") && removed.contains("entries=3000"), "\(removed)")
+
+        // Item 1,000 dropped: its three listings end each third of the body, a change spread over it.
+        let dropped = await reload(to: GalleryFaults(droppedItems: [1_000], unshuffledFeed: true), polls: 4)
+        #expect(dropped.contains("body=decoded") && dropped.contains("unique=999"), "\(dropped)")
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        for n in 1...999 where gallery.validNumbers.contains(n) { #expect(gallery.isMirrored(n, in: dir)) }
+    }
 }
