@@ -31,11 +31,19 @@ enum FeedDifference {
     /// bodies does not make them resident.
     private static let chunk = 1 << 20
 
+    /// What comparing a body with the kept one found.
+    enum Outcome {
+        /// The same bytes: the kept feed is this body's (no digest is needed to tell).
+        case sameBytes
+        /// The feed the body holds and its layout.
+        case decoded(feed: GalleryFeed, layout: FeedLayout)
+    }
+
     /// The feed `body` holds and its layout, given that `kept` holds the body `previous` was decoded from; nil
     /// when the caller should read the whole body instead (see the type's comment).
     static func decode(
         _ body: MappedFeedBody, previous: GalleryFeed, kept: KeptFeedBody, maximumUniqueAssets: Int
-    ) throws(SyncError) -> (feed: GalleryFeed, layout: FeedLayout)? {
+    ) throws(SyncError) -> Outcome? {
         guard body.count >= minimumBodySize, kept.bodySize >= minimumBodySize else { return nil }
         let oldLayout = try kept.layout()
         guard oldLayout.describes(previous), oldLayout.itemCount > 0 else { return nil }
@@ -43,10 +51,12 @@ enum FeedDifference {
         return try old.withBytes { oldBytes throws(SyncError) in
             try body.withBytes { newBytes throws(SyncError) in
                 let prefix = commonPrefix(oldBytes, newBytes, old: old, new: body)
+                if prefix == oldBytes.count && prefix == newBytes.count { return .sameBytes }
                 let suffix = commonSuffix(oldBytes, newBytes, limit: min(oldBytes.count, newBytes.count) - prefix, old: old, new: body)
                 return difference(
                     newBytes, previous: previous, oldLayout: oldLayout, oldCount: oldBytes.count, prefix: prefix,
-                    suffix: suffix, maximumUniqueAssets: maximumUniqueAssets)
+                    suffix: suffix, maximumUniqueAssets: maximumUniqueAssets
+                ).map { .decoded(feed: $0.feed, layout: $0.layout) }
             }
         }
     }

@@ -55,15 +55,18 @@ struct GalleryFeed: Sendable {
     /// `decode(_:known:)` of a body that went to a file (a large feed): read from its mapping, whose pages are
     /// given back as they are read (`MappedFeedBody`).
     static func decode(_ body: MappedFeedBody, known: [AssetKey] = []) throws(SyncError) -> GalleryFeed {
-        try decode(body, known: known, previous: nil).feed
+        guard case .feed(let feed, _, _) = try decode(body, known: known, previous: nil) else {
+            preconditionFailure("a body with no last one to compare with was found to be the last one")
+        }
+        return feed
     }
 
-    /// A body decoded from a file: the feed, where its items start, and whether only its difference from the
-    /// last body was read.
-    struct Decoded {
-        let feed: GalleryFeed
-        let layout: FeedLayout
-        let asDifference: Bool
+    /// A body decoded from a file: the feed, where its items start, and how it was read.
+    enum Decoded {
+        /// Read whole, or (`asDifference`) only where it differs from the last body.
+        case feed(GalleryFeed, layout: FeedLayout, asDifference: Bool)
+        /// Byte for byte the last body (`previous`'s): not decoded.
+        case sameBytes
     }
 
     /// `decode(_:known:)` of a body that went to a file, and where its items start: as its difference from
@@ -73,10 +76,12 @@ struct GalleryFeed: Sendable {
     ) throws(SyncError) -> Decoded {
         if let previous {
             do {
-                if let decoded = try FeedDifference.decode(
+                switch try FeedDifference.decode(
                     body, previous: previous.feed, kept: previous.body, maximumUniqueAssets: maximumUniqueAssets)
                 {
-                    return Decoded(feed: decoded.feed, layout: decoded.layout, asDifference: true)
+                case .sameBytes: return .sameBytes
+                case .decoded(let feed, let layout): return .feed(feed, layout: layout, asDifference: true)
+                case nil: break
                 }
             } catch {
                 // The kept body cannot be read: this one is read whole, which is all the kept one was for.
@@ -87,6 +92,6 @@ struct GalleryFeed: Sendable {
                 body.release(upTo: $0)
             }
         }
-        return Decoded(feed: read.feed, layout: read.layout, asDifference: false)
+        return .feed(read.feed, layout: read.layout, asDifference: false)
     }
 }

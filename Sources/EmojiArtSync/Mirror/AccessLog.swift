@@ -24,6 +24,9 @@ final class AccessLog {
     /// is rung once at its end if an access changed a count.
     @exclusivity(unchecked) private var batching = false
     @exclusivity(unchecked) private var changedInBatch = false
+    /// When the running batch began: its access lines are stamped with it (one clock read a batch, not one a line;
+    /// a batch is one turn of the silo, well under a millisecond, the lines' resolution).
+    @exclusivity(unchecked) private var batchBegan = Date()
     private let metrics: SyncMetrics
     private let received: ReceivedBytes
     private let directory: SyncDirectory
@@ -98,7 +101,7 @@ final class AccessLog {
         // memory, which was a success, so only disk and network hits look.
         if hit != .memory, !failuresWritten.isEmpty { failuresWritten[AssetKey.WithHash(key)] = nil }
         guard pass?.noteAccess(key, at: position, hit: hit) ?? true else { return }
-        lines.add(key, hit: hit.rawValue, bytes: size)
+        lines.add(key, hit: hit.rawValue, bytes: size, at: batching ? batchBegan : Date())
         if !batching { lines.append() }
     }
 
@@ -106,6 +109,7 @@ final class AccessLog {
     /// log together at its end, in one lock; any other line written meanwhile goes after the ones before it.
     func batch<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
         batching = true
+        batchBegan = Date()
         defer {
             batching = false
             lines.append()

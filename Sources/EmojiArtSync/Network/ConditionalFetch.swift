@@ -3,8 +3,9 @@
 enum FeedFetch: Sendable {
     /// The server says the feed is the one the validators describe.
     case notModified
-    /// A new feed, decoded, its validators, the SHA-256 (hex) of the body it was decoded from, and that body kept
-    /// for the next decode (`FeedDifference`) when the caller asked for it and it went to a file.
+    /// A new feed, decoded, its validators, the SHA-256 (hex) of the body it was decoded from (empty when the body
+    /// was compared with the last one kept instead of hashed), and that body kept for the next decode
+    /// (`FeedDifference`) when the caller asked for it and it went to a file.
     case changed(GalleryFeed, HTTPValidators, bodyDigest: String, kept: KeptFeedBody?)
     /// A body byte-identical to the one whose digest the caller gave (`unchangedDigest`), with its validators: not
     /// decoded again. A gallery that cannot answer `304` (no validators, a new `ETag` at every request) and a full

@@ -122,17 +122,21 @@ struct ReloadTests {
         #expect(await eventually(timeout: .seconds(60)) { lines("event=poll").count == 1 }, "the first poll never ended")
         #expect(lines("event=poll").last?.contains("body=decoded") == true)
 
+        // A new `ETag` on the same bytes: compared with the body kept (not hashed), found the same, not decoded.
+        let same = await reload(to: GalleryFaults(imageFaults: [10: .slow(milliseconds: 1)], unshuffledFeed: true), polls: 2)
+        #expect(same.contains("body=unchanged"), "\(same)")
+
         // Two items appended: another listing of item 7, and a url the agent refuses.
         let appended = await reload(
-            to: GalleryFaults(extraFeedURLs: ["/gallery/image?7", "/gallery/../secret"], unshuffledFeed: true), polls: 2)
+            to: GalleryFaults(extraFeedURLs: ["/gallery/image?7", "/gallery/../secret"], unshuffledFeed: true), polls: 3)
         #expect(appended.contains("body=difference") && appended.contains("entries=3001") && appended.contains("unique=1000"), "\(appended)")
         #expect(lines("event=reject").contains { $0.contains("/gallery/../secret") }, "the appended item was not refused")
 
-        let removed = await reload(to: GalleryFaults(unshuffledFeed: true), polls: 3)
+        let removed = await reload(to: GalleryFaults(unshuffledFeed: true), polls: 4)
         #expect(removed.contains("body=difference") && removed.contains("entries=3000"), "\(removed)")
 
         // Item 1,000 dropped: its three listings end each third of the body, a change spread over it.
-        let dropped = await reload(to: GalleryFaults(droppedItems: [1_000], unshuffledFeed: true), polls: 4)
+        let dropped = await reload(to: GalleryFaults(droppedItems: [1_000], unshuffledFeed: true), polls: 5)
         #expect(dropped.contains("body=decoded") && dropped.contains("unique=999"), "\(dropped)")
         #expect(await agent.stop() == .success)
         await gallery.stop()
