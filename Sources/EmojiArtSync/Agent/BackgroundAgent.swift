@@ -62,11 +62,14 @@ public final class BackgroundAgent: Sendable {
         self.stopping = stopping
         let directory = agent.configuration.directory
         // Its lock or index deleted, the state directory is being removed (`rm -rf DIR` got inside it, or someone
-        // emptied it): the agent stops, as when the state directory itself goes, instead of repairing into it.
+        // emptied it): the agent stops, as when the state directory itself goes, instead of repairing into it. The
+        // gate looks by path, so DIR moved away reads as its lock deleted: when DIR itself is no longer the folder
+        // the agent began in, that is what the agent says.
+        let identity = DirectoryIdentity(of: directory)
         agent.core.storage.gate.whenStateFileDeleted { file in
-            stopping.fail(SyncError(
-                .system, "\(file) was deleted: the state directory of \(directory.root) is being removed; stopping",
-                path: directory.stateDirectory))
+            let why = identity?.change(in: directory)
+                ?? "\(file) was deleted: the state directory of \(directory.root) is being removed"
+            stopping.fail(SyncError(.system, "\(why); stopping", path: directory.stateDirectory))
         }
         diskPurge = DiskPurgeService(keeper: keeper)
         statusService = StatusService(

@@ -103,4 +103,25 @@ struct VanishingDirectoryTests {
         #expect(!FileManager.default.fileExists(atPath: dirPath))
         await gallery.stop()
     }
+
+    /// The rename gate looks at the state files by path, so DIR moved away reads there as its lock deleted. Before,
+    /// the agent then said its state directory was being removed (the binary's test above saw it in one run of
+    /// the suite, when a commit looked before the watcher's event came); now it says DIR is no longer there.
+    /// Ordered without the watcher: the gate is made to look after the move, before any event is read.
+    @Test func aLockMissingBecauseDIRWasMovedAwayIsReportedAsDIRMovedAway() async throws {
+        let gallery = try await GalleryFixture(count: 1)
+        let parent = TemporaryDirectory("vanish-probe")
+        var configuration = try gallery.configuration(dir: parent.file("emoji"))
+        configuration.schedule.pollInterval = .seconds(3600)
+        let agent = try await SyncAgent(configuration: configuration)
+        let background = await BackgroundAgent(agent: agent)
+        let gate = agent.core.storage.gate
+        gate.startWatching()
+        #expect(gate.isOpen, "the gate is open while DIR is where it was")
+        #expect(rename(parent.file("emoji"), parent.file("emoji.old")) == 0)
+        #expect(!gate.isOpen, "the gate's look finds the lock missing")
+        let said = background.failure.map(String.init(describing:)) ?? ""
+        #expect(said.contains("moved away") && !said.contains("being removed"), "\(said)")
+        await gallery.stop()
+    }
 }
