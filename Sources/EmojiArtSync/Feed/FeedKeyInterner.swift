@@ -32,10 +32,9 @@ struct FeedKeyInterner {
         keys.reserveCapacity(capacity)
     }
 
+    /// The hash an `AssetKey` keeps for the same url (`urlHash`), so a known key is placed without hashing it again.
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var hasher = Hasher()
-        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        return hasher.finalize()
+        AssetKey.hash(ofURL: bytes)
     }
 
     /// The index in `keys` of the key whose url is `bytes` (hashed to `hash`), if any.

@@ -42,8 +42,9 @@ struct FeedReader {
         let expected = max(known.count, min(bytes / 256, maximumUniqueAssets), expectedBytes == nil ? 1024 : 64)
         var interner = FeedKeyInterner(capacity: expected)
         for key in known {
+            // The key keeps its url's hash, the interner's own (`AssetKey.hash(ofURL:)`): not hashed again.
+            let hash = key.urlHash
             key.withURL { bytes in
-                let hash = FeedKeyInterner.hash(bytes)
                 if interner.index(of: bytes, hash: hash) == nil { _ = interner.insert(key, bytes: bytes, hash: hash) }
             }
         }

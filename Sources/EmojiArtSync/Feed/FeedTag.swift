@@ -56,26 +56,32 @@ struct FeedTag: Hashable, Sendable, CustomStringConvertible {
 
     /// `bytes` as a UUID in the 8-4-4-4-12 form, all its letters capitals or all small, else nil.
     private static func uuid(_ bytes: UnsafeBufferPointer<UInt8>) -> Storage? {
-        guard bytes.count == 36 else { return nil }
+        guard bytes.count == 36, let base = bytes.baseAddress,
+            base[8] == UInt8(ascii: "-"), base[13] == UInt8(ascii: "-"), base[18] == UInt8(ascii: "-"),
+            base[23] == UInt8(ascii: "-")
+        else { return nil }
+        // Each digit's value from a table (0xFF: not a hex digit), and which letter cases were seen: one pass of
+        // loads and ORs, no branch per byte (100,000 tags a decode at 100,000 keys).
         var high: UInt64 = 0, low: UInt64 = 0
-        var nibbles = 0
-        var capitals = false, smalls = false
-        for (offset, byte) in bytes.enumerated() {
-            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            let value: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte - UInt8(ascii: "A") + 10; capitals = true
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10; smalls = true
-            default: return nil
-            }
-            if nibbles < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
-            nibbles += 1
+        var invalid: UInt8 = 0, cases: UInt8 = 0
+        for offset in 0..<36 where offset != 8 && offset != 13 && offset != 18 && offset != 23 {
+            let entry = hexDigits[Int(base[offset])]
+            invalid |= entry.value
+            cases |= entry.letterCase
+            if offset < 19 { high = high << 4 | UInt64(entry.value & 0xF) } else { low = low << 4 | UInt64(entry.value & 0xF) }
         }
-        guard !(capitals && smalls) else { return nil }
-        return .uuid(high: high, low: low, lowercase: smalls)
+        guard invalid & 0xF0 == 0, cases != 3 else { return nil }
+        return .uuid(high: high, low: low, lowercase: cases == 2)
+    }
+
+    /// For each byte: its value as a hex digit (0xFF when it is none) and its case (1: a capital A-F, 2: a small
+    /// a-f, 0: a digit or no letter).
+    private static let hexDigits: [(value: UInt8, letterCase: UInt8)] = (0...255).map { byte -> (value: UInt8, letterCase: UInt8) in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): (UInt8(byte) - UInt8(ascii: "0"), 0)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): (UInt8(byte) - UInt8(ascii: "A") + 10, 1)
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): (UInt8(byte) - UInt8(ascii: "a") + 10, 2)
+        default: (0xFF, 0)
+        }
     }
 }
