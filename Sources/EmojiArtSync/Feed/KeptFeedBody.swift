@@ -34,14 +34,14 @@ final class KeptFeedBody: Sendable {
         close(descriptor)
     }
 
-    /// Keeps the body in the file at `path` (its first `bodySize` bytes; its writer removes the name later) with
-    /// `layout` appended. Throws when the file cannot be opened or written (a full disk): the next feed is then
-    /// read whole.
+    /// Keeps the body in the file open as `descriptor`, read and write (its first `bodySize` bytes; named `path` in
+    /// messages, a name its writer removes later), with `layout` appended. The descriptor stays the caller's (this
+    /// keeps a copy). Throws when the file cannot be written (a full disk): the next feed is then read whole.
     static func keep(
-        path: String, bodySize: Int, layout: FeedLayout, decodedAsDifference: Bool = false
+        descriptor: Int32, path: String, bodySize: Int, layout: FeedLayout, decodedAsDifference: Bool = false
     ) throws(SyncError) -> KeptFeedBody {
         let hint = "cannot keep the feed's body for the next poll"
-        let fd = try systemCall("open", path: path, hint: hint) { open(path, O_RDWR | O_CLOEXEC) }
+        let fd = try systemCall("dup", path: path, hint: hint) { fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }
         do throws(SyncError) {
             var status = stat()
             _ = try systemCall("fstat", path: path, hint: hint) { fstat(fd, &status) }

@@ -1,5 +1,9 @@
 import CurlHTTP
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension AssetFetcher {
     /// Fetches the feed, conditionally when `validators` are given and not empty: a `304 Not
     /// Modified` answers ``FeedFetch/notModified`` without any body being sent or decoded.
@@ -92,12 +96,16 @@ extension AssetFetcher {
                 guard let path = finished.path else {
                     return .feed(try GalleryFeed.decode(finished.bytes ?? [], known: known), kept: nil)
                 }
-                let body = try MappedFeedBody(path: path)
+                // Through the descriptor the body was written with: the file read, and kept, is the one written.
+                let descriptor = try bodyFile.reopenFinishedFile()
+                defer { close(descriptor) }
+                let body = try MappedFeedBody(descriptor: descriptor, count: finished.size, path: path)
                 guard case .feed(let feed, let layout, let asDifference) = try GalleryFeed.decode(body, known: known, previous: previous)
                 else { return .sameBytes }
                 guard keepingBody else { return .feed(feed, kept: nil) }
                 do {
-                    let kept = try KeptFeedBody.keep(path: path, bodySize: body.count, layout: layout, decodedAsDifference: asDifference)
+                    let kept = try KeptFeedBody.keep(
+                        descriptor: descriptor, path: path, bodySize: body.count, layout: layout, decodedAsDifference: asDifference)
                     return .feed(feed, kept: kept)
                 } catch {
                     // Not kept (a full disk): the next changed feed is read whole, nothing else is lost.

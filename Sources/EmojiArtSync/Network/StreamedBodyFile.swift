@@ -160,6 +160,22 @@ final class StreamedBodyFile: HTTPBodySink {
         return try outcome.get()
     }
 
+    /// A new descriptor of the finished body's file, for reading and writing, opened through the descriptor it was
+    /// written with (`/proc/self/fd/N`): the file this sink wrote, whatever has its name in the temporary folder
+    /// now. The caller owns it. For a body that went to a file (``Finished/path`` not nil), before ``store()``.
+    func reopenFinishedFile() throws(SyncError) -> Int32 {
+        let outcome = state.withLock { state -> Result<Int32, SyncError> in
+            let path = state.path ?? folder.path
+            guard state.fd >= 0 else { return .failure(SyncError(.system, "\(path) is not open", path: path)) }
+            let fd = open("/proc/self/fd/\(state.fd)", O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else {
+                return .failure(SyncError.system("open", path: path, errno: errno, hint: "cannot read the feed's temporary file"))
+            }
+            return .success(fd)
+        }
+        return try outcome.get()
+    }
+
     /// Puts the finished body in its file (made now for a body held whole, in one write), closes it and hands it on
     /// to the caller: the path, and the file's identity taken from the descriptor it was written through (`fstat`),
     /// which the committer records as the agent's once it is renamed into DIR, without looking the path up again.

@@ -115,8 +115,13 @@ import Glibc
     private func keep(_ body: [UInt8], layout: FeedLayout, as name: String, in dir: TemporaryDirectory) throws -> KeptFeedBody {
         let path = dir.file(name)
         try writeBytes(body, to: path)
-        defer { unlink(path) }  // as the agent's body file goes: the kept body has no name
-        return try KeptFeedBody.keep(path: path, bodySize: body.count, layout: layout)
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        defer {
+            close(descriptor)
+            unlink(path)  // as the agent's body file goes: the kept body has no name
+        }
+        return try KeptFeedBody.keep(descriptor: descriptor, path: path, bodySize: body.count, layout: layout)
     }
 
     private func readWhole(_ body: [UInt8], known: [AssetKey]) -> (feed: GalleryFeed, layout: FeedLayout)? {

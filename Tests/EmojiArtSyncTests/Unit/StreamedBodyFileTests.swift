@@ -48,6 +48,32 @@ import Testing
         #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
     }
 
+    /// A feed body read and kept for the next poll is the file the sink wrote, even when another file took its name
+    /// in the temporary folder meanwhile: that one is neither read nor written (before, the body was opened by its
+    /// path for the decode, and for the layout `KeptFeedBody` writes after it).
+    @Test func aFinishedFileReopenedIsTheOneWrittenNotWhatTookItsName() throws {
+        let dir = TemporaryDirectory("streamed-reopen")
+        let bytes = (0..<(StreamedBodyFile.bufferSize + 100)).map { UInt8($0 % 241) }
+        let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
+        #expect(bytes.withUnsafeBytes { file.write($0) })
+        let finished = try file.finish()
+        let path = try #require(finished.path)
+        // Someone's file of the same size takes the name.
+        let theirs = [UInt8](repeating: 0x41, count: bytes.count)
+        try writeBytes(theirs, to: dir.file("theirs"))
+        #expect(rename(dir.file("theirs"), path) == 0)
+
+        #expect(try MappedFeedBody(path: path).withBytes { Array($0) } == theirs, "by its path, the body would be theirs")
+        let descriptor = try file.reopenFinishedFile()
+        defer { close(descriptor) }
+        let mapped = try MappedFeedBody(descriptor: descriptor, count: finished.size, path: path)
+        #expect(try mapped.withBytes { Array($0) } == bytes, "the bytes read are the ones written")
+        var layout = FeedLayout()
+        layout.itemStarts = [1, 2, 3]
+        _ = try KeptFeedBody.keep(descriptor: descriptor, path: path, bodySize: bytes.count, layout: layout)
+        #expect(readBytes(path) == theirs, "the file that took the name is left as it was")
+    }
+
     /// The committer records the identity the writer took from its descriptor instead of looking the temporary path
     /// up again: it must be the file's at the path.
     @Test func theIdentityHandedOnIsTheWrittenFiles() throws {
