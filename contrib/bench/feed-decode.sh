@@ -23,11 +23,18 @@ done
 out=$root/.build-bench
 mkdir -p "$out"
 echo "== building $out/feed-decode"
-nice -n 10 swiftc -O -swift-version 6 -module-name FeedDecodeBench -parse-as-library -I "$root/Sources/CCrypto" \
+# The Feed sources use swift-log's module through LogfmtFormatter: its release build's module and objects.
+swift build -c release --target Logging >/dev/null
+bin=$(swift build -c release --show-bin-path)
+feed_sources=$(ls Sources/EmojiArtSync/Feed/*.swift | grep -v FeedSnapshot.swift)  # the snapshot needs the agent's I/O types
+nice -n 10 swiftc -O -swift-version 6 -module-name FeedDecodeBench -package-name main -parse-as-library \
+  -I "$root/Sources/CCrypto" -I "$bin/Modules" \
   -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
-  contrib/bench/FeedDecodeBench.swift Sources/EmojiArtSync/Feed/*.swift \
+  contrib/bench/FeedDecodeBench.swift $feed_sources \
   Sources/EmojiArtSync/Support/SyncError.swift Sources/EmojiArtSync/Support/SHA256Digest.swift \
-  Sources/EmojiArtSync/Storage/AssetFileName.swift -o "$out/feed-decode"
+  Sources/EmojiArtSync/Support/SystemCall.swift Sources/EmojiArtSync/Support/Array+Compacted.swift \
+  Sources/EmojiArtSync/Storage/AssetFileName.swift Sources/EmojiArtSync/Logging/LogfmtFormatter.swift \
+  Sources/EmojiArtSync/Logging/LogTimestamp.swift "$bin"/Logging.build/*.o -o "$out/feed-decode"
 if [ -z "$feed" ]; then
   feed=$out/feed-$count.json
   if [ ! -s "$feed" ]; then
