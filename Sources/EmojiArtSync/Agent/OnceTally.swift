@@ -53,10 +53,18 @@ final class OnceTally: Sendable {
                 state.outcomes[position] = State.succeeded
             } else if before == State.notAccessed {
                 state.outcomes[position] = State.failed
-                state.firstFailures[outcome.position] = .some(outcome.failure)
+                state.firstFailures[outcome.position] = .some(outcome.failure.map(Self.shown))
             }
             return changed ? state.progress : nil
         }
+    }
+
+    /// What the report says of a failure. A listing refused because this run's own attempt at its key failed
+    /// (`ImageLoader.RememberedFailure`: a run of `--once` remembers nothing from an earlier one) is reported as
+    /// that failure: which listing of a key is noted first depends on which of its batches finished first, and
+    /// "failed 1x; next attempt in 3490s" is no reason once the run has ended.
+    private static func shown(_ failure: any Error) -> any Error {
+        (failure as? ImageLoader.RememberedFailure)?.underlying ?? failure
     }
 
     /// The tally so far.
