@@ -201,7 +201,7 @@ final class ImageLoader {
     /// (a cancellation is not a failure). Also for a batch that refuses an access without a load.
     func recordFailure(_ error: any Error, for key: AssetKey) {
         guard !(error is CancellationError) else { return }
-        let attempts = (failures[key]?.attempts ?? 0) + 1
+        let attempts = (failures.attempts(of: key) ?? 0) + 1
         var delay: Duration
         if let onRecord = error as? UnusableAnswerOnRecord {
             delay = .seconds(max(0, onRecord.retryAt.timeIntervalSinceNow))
@@ -212,24 +212,31 @@ final class ImageLoader {
         }
         // The server asked to wait (`Retry-After`): no retry before that, whatever the backoff says.
         if let asked = (error as? HTTPClientError)?.retryAfter, asked > delay { delay = asked }
-        failures.record(.init(error: FailureText.keeping(error), attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
+        failures.record(.init(error: error, attempts: attempts, retryAt: now().advanced(by: delay)), for: key)
     }
 
-    /// A failure as the memory layer keeps it until its retry: its text, and whether it was an answer that was no
-    /// image (what `forgetTransientFailures` keeps). A refusal shows nothing else of it, and the error itself was
-    /// costly to keep: a `SyncError` with the `PNGDefect` inside it is four allocations and about 400 bytes, and a
-    /// gallery's 10,000 error items kept 4 MB of them for as long as the agent ran.
+    /// A remembered failure as a refusal shows it (`FailureLedger` keeps it as text, `FailureTextTable`): its text,
+    /// made only when it is formatted, and whether it was an answer that was no image (what
+    /// `forgetTransientFailures` keeps). The error itself was costly to keep: a `SyncError` with the `PNGDefect`
+    /// inside it is four allocations and about 400 bytes, and a gallery's 10,000 error items kept 4 MB of them for
+    /// as long as the agent ran.
     struct FailureText: Error, Sendable, CustomStringConvertible {
-        let description: String
+        /// The text before the key's url; all of it when `key` is nil.
+        let before: String
+        /// The key whose url stood between `before` and `after` (nil: the text did not hold it).
+        let key: AssetKey?
+        let after: String
         let wasUnusableAnswer: Bool
 
-        /// What the ledger keeps of `error`: a refusal on record as it is (a reference to its row's values, read
-        /// in a warm pass for each of a gallery's error items, where formatting its text would cost a pass
-        /// 10,000 timestamps), any other error as its text.
-        static func keeping(_ error: any Error) -> any Error {
-            if error is UnusableAnswerOnRecord || error is FailureText { return error }
-            return FailureText(description: String(describing: error), wasUnusableAnswer: answeredButUnusable(error))
+        init(before: String, key: AssetKey?, after: String, wasUnusableAnswer: Bool) {
+            (self.before, self.key, self.after, self.wasUnusableAnswer) = (before, key, after, wasUnusableAnswer)
         }
+
+        init(description: String, wasUnusableAnswer: Bool) {
+            self.init(before: description, key: nil, after: "", wasUnusableAnswer: wasUnusableAnswer)
+        }
+
+        var description: String { key.map { before + $0.rawValue + after } ?? before }
     }
 
     // MARK: - Answers inside a batch (no load, no suspension)
@@ -266,7 +273,7 @@ final class ImageLoader {
     func isLoading(_ key: AssetKey) -> Bool { !inFlight.isEmpty && inFlight[key] != nil }
 
     /// Whether a failure of `key` is remembered, due for its retry or not.
-    func hasFailureOnRecord(_ key: AssetKey) -> Bool { failures[key] != nil }
+    func hasFailureOnRecord(_ key: AssetKey) -> Bool { failures.attempts(of: key) != nil }
 
     /// The refusal an access of `key` gets now: its failure is remembered and its retry time has not come.
     /// Nil when there is none, or when it is due (the next access tries again).
