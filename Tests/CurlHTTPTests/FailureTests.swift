@@ -47,13 +47,17 @@ struct FailureTests {
         }
         #expect(error?.kind == .timedOut)
         #expect(error?.message.hasPrefix("timed out after 300ms connecting to 127.0.0.1:\(port)") == true)
-        // libcurl's own account: a timer fired while connecting (`Failed to connect to 127.0.0.1 port P after
-        // 300 ms: Timeout was reached`), and with the total timeout at 300 s that is the connect timeout (without
-        // it, libcurl's default of 300 s would outlast the suite's time limit). How soon is not asserted: a loaded
-        // machine is late.
+        // libcurl's own account: a timer fired while connecting, and with the total timeout at 300 s that is the
+        // connect timeout (without it, libcurl's default of 300 s would outlast the suite's time limit). libcurl
+        // 7.88 words it two ways, by which of its checks sees the deadline first: the connection filter's (`Failed
+        // to connect to 127.0.0.1 port P after 300 ms: Timeout was reached`) or the transfer's (`Connection timeout
+        // after 300 ms`, seen in a fresh-clone CI run while a release build ran beside it); both are
+        // CURLE_OPERATION_TIMEDOUT. How soon is not asserted: a loaded machine is late.
         let detail = error?.detail ?? ""
-        #expect(detail.hasPrefix("Failed to connect to 127.0.0.1 port \(port) after "), "\(String(describing: error))")
-        #expect(detail.hasSuffix("Timeout was reached"), "\(String(describing: error))")
+        #expect(error?.curlCode == 28, "\(String(describing: error))")
+        let filterTimedOut = detail.hasPrefix("Failed to connect to 127.0.0.1 port \(port) after ") && detail.hasSuffix("Timeout was reached")
+        let transferTimedOut = detail.hasPrefix("Connection timeout after ") && detail.hasSuffix(" ms")
+        #expect(filterTimedOut || transferTimedOut, "\(String(describing: error))")
     }
 
     @Test("A server that accepts and never answers hits the low-speed timeout")
