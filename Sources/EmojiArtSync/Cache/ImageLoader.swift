@@ -232,10 +232,6 @@ final class ImageLoader {
             (self.before, self.key, self.after, self.wasUnusableAnswer) = (before, key, after, wasUnusableAnswer)
         }
 
-        init(description: String, wasUnusableAnswer: Bool) {
-            self.init(before: description, key: nil, after: "", wasUnusableAnswer: wasUnusableAnswer)
-        }
-
         var description: String { key.map { before + $0.rawValue + after } ?? before }
     }
 
