@@ -74,7 +74,8 @@ struct DryRunTests {
         let before = try DirectorySnapshot(dir.path)
         let run = try await AgentProcess.run(
             ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
-        #expect(try DirectorySnapshot(dir.path) == before, "names, inodes, sizes and mtimes, .emojiart-sync/ included")
+        let after = try DirectorySnapshot(dir.path)
+        #expect(after == before, "names, inodes, sizes and mtimes, .emojiart-sync/ included: \(after.changes(since: before))")
         #expect(run.status == ExitStatus.partial.rawValue, "the refused item makes the real run partial: \(run.stderr)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { !$0.hasPrefix("would-refuse") } == [
@@ -129,7 +130,8 @@ struct DryRunTests {
         let before = try DirectorySnapshot(dir.path)
         let run = try await AgentProcess.run(
             ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
-        #expect(try DirectorySnapshot(dir.path) == before, "the log and its -shm as they were")
+        let after = try DirectorySnapshot(dir.path)
+        #expect(after == before, "the log and its -shm as they were: \(after.changes(since: before))")
         #expect(run.status == ExitStatus.success.rawValue, "\(run.stderr)")
         #expect(run.stdout.hasPrefix("would-refresh gallery_image_2.png key=/gallery/image?2 "), "\(run.stdout)")
     }
@@ -198,4 +200,13 @@ struct DirectorySnapshot: Equatable, CustomStringConvertible {
     }
 
     var description: String { entries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "\n") }
+
+    /// The entries that differ from `earlier`'s (inode, size, mtime), for a failure's message: which file moved
+    /// says which writer it was.
+    func changes(since earlier: DirectorySnapshot) -> String {
+        Set(entries.keys).union(earlier.entries.keys).sorted()
+            .filter { entries[$0] != earlier.entries[$0] }
+            .map { "\($0): \(earlier.entries[$0].map(String.init(describing:)) ?? "absent") -> \(entries[$0].map(String.init(describing:)) ?? "absent")" }
+            .joined(separator: "; ")
+    }
 }
