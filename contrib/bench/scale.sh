@@ -160,10 +160,11 @@ requests_seen() { curl -fs "$1/nginx_status" | awk 'NR==3 {print $3}'; }
 # Connections nginx has accepted (all servers of it; the status request itself is one).
 connections_seen() { curl -fs "$1/nginx_status" | awk 'NR==3 {print $1}'; }
 
-# time_run OUTPUT_PREFIX command... -> appends "wall_seconds rss_kib user_seconds system_seconds" to OUTPUT_PREFIX.tsv
+# time_run OUTPUT_PREFIX command... -> appends "wall_seconds rss_kib user_seconds system_seconds written_blocks" to
+# OUTPUT_PREFIX.tsv (written: what the command wrote to file systems, in 512-byte blocks, as `getrusage` counts it)
 time_run() {
   local out=$1; shift
-  /usr/bin/time -f '%e %M %U %S' -o "$work/time.one" "$@" >/dev/null 2>"$work/stderr.one" || {
+  /usr/bin/time -f '%e %M %U %S %O' -o "$work/time.one" "$@" >/dev/null 2>"$work/stderr.one" || {
     local status=$?; [ "$status" -eq 2 ] || { echo "command failed ($status): $*" >&2; tail -5 "$work/stderr.one" >&2; }
   }
   tail -n1 "$work/time.one" >>"$out.tsv"
@@ -280,6 +281,7 @@ PY
     row "cold --once, wall (peer: curl -Z -P8)" "$(summary x "$s.cold.tsv" 0 1 s)" "$(summary x "$s.curl.tsv" 0 1 s)"
     row "cold --once, wall (peer: curl -Z -P8 + sync)" "$(summary x "$s.cold.tsv" 0 1 s)" "$(summary x "$s.curlsync.tsv" 0 1 s)"
     row "cold --once, wall (peer: rclone copy)" "$(summary x "$s.cold.tsv" 0 1 s)" "$(summary x "$s.rclone.tsv" 0 1 s)"
+    row "cold --once, written (peer: curl)" "$(summary x "$s.cold.tsv" 4 0.000512 MB)" "$(summary x "$s.curl.tsv" 4 0.000512 MB)"
     row "cold --once, peak RSS (peer: curl)" "$(summary x "$s.cold.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.curl.tsv" 1 0.0009765625 MiB)"
     row "cold --once, peak RSS (peer: rclone)" "$(summary x "$s.cold.tsv" 1 0.0009765625 MiB)" "$(summary x "$s.rclone.tsv" 1 0.0009765625 MiB)"
     row "warm --once, wall (peer: find -type f)" "$(summary x "$s.warm.tsv" 0 1 s)" "$(summary x "$s.find.tsv" 0 1 s)"

@@ -33,8 +33,40 @@ import Glibc
 /// brings the files back under the agent's care); a `manifest.json` from earlier versions is imported once.
 @SyncActor
 final class AssetIndex {
-    /// 2: the identity (device, inode) of the file the agent wrote, beside its fingerprint (`migrate`).
-    static let schemaVersion: Int64 = 2
+    /// 2: the identity (device, inode) of the file the agent wrote, beside its fingerprint (`migrateFromVersion1`).
+    /// 3: rows in arrival order, found by name through an index of their own (`filesTable`, `migrateFromVersion2`).
+    static let schemaVersion: Int64 = 3
+
+    /// The rows, stored in the order they arrive (SQLite's rowid), and found by name through `files_by_name`.
+    ///
+    /// A cold pass records rows in the feed's order, which is no order of names. Keyed by name (version 2), each
+    /// transaction's rows landed in as many random leaves of the table, and each was written again, with the inner
+    /// pages above it, into the log and then the file. Appended in arrival order, a transaction's rows fill a few
+    /// pages at the table's end, and only the index of names, whose entries are a tenth of a row, takes random
+    /// inserts (the figures: docs/BENCHMARKS.md).
+    static let filesTable = """
+        CREATE TABLE IF NOT EXISTS files(
+            name TEXT NOT NULL,
+            key TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            tag TEXT,
+            etag TEXT,
+            last_modified TEXT,
+            device INTEGER,
+            inode INTEGER,
+            mtime_ns INTEGER,
+            ctime_ns INTEGER,
+            owner_device INTEGER,
+            owner_inode INTEGER
+        );
+        CREATE UNIQUE INDEX IF NOT EXISTS files_by_name ON files(name);
+        """
+
+    /// The page size of a new index: the random inserts into the index of names rewrite one page each, so a page
+    /// half the default's halves what they write (a row of this table fits a 2 KiB page with room to spare). An
+    /// index made with another page size keeps it: SQLite changes it only by rebuilding the file outside WAL mode.
+    static let pageSize = 2048
 
     private let connection: SQLiteConnection
     private let selectByName: SQLiteConnection.Statement
@@ -95,24 +127,11 @@ final class AssetIndex {
     private init(connection: SQLiteConnection) throws(SyncError) {
         self.connection = connection
         try connection.execute("""
+            PRAGMA page_size=\(Self.pageSize);
             PRAGMA journal_mode=WAL;
             PRAGMA synchronous=NORMAL;
             PRAGMA cache_size=-2048;
-            CREATE TABLE IF NOT EXISTS files(
-                name TEXT PRIMARY KEY NOT NULL,
-                key TEXT NOT NULL,
-                size INTEGER NOT NULL,
-                sha256 TEXT NOT NULL,
-                tag TEXT,
-                etag TEXT,
-                last_modified TEXT,
-                device INTEGER,
-                inode INTEGER,
-                mtime_ns INTEGER,
-                ctime_ns INTEGER,
-                owner_device INTEGER,
-                owner_inode INTEGER
-            ) WITHOUT ROWID;
+            \(Self.filesTable)
             CREATE TABLE IF NOT EXISTS unusable_answers(
                 key TEXT PRIMARY KEY NOT NULL,
                 tag TEXT,
@@ -219,11 +238,12 @@ final class AssetIndex {
     private static func check(_ connection: SQLiteConnection, path: String, quickCheck: Bool = true) throws(SyncError) {
         let version = try connection.integer("PRAGMA user_version")
         let tables = try connection.integer("SELECT count(*) FROM sqlite_master")
-        guard version == schemaVersion || version == 1 || (version == 0 && tables == 0) else {
+        guard version == schemaVersion || version == 1 || version == 2 || (version == 0 && tables == 0) else {
             throw SyncError(.system, "index \(path) has schema version \(version), not \(schemaVersion)", path: path)
         }
         if quickCheck { try Self.quickCheck(connection) }
         if version == 1 { try migrateFromVersion1(connection) }
+        if version == 1 || version == 2 { try migrateFromVersion2(connection) }
     }
 
     /// Version 1 had no owner identity: each row takes the device and inode of its fingerprint, which was the
@@ -236,6 +256,22 @@ final class AssetIndex {
                 ALTER TABLE files ADD COLUMN owner_device INTEGER;
                 ALTER TABLE files ADD COLUMN owner_inode INTEGER;
                 UPDATE files SET owner_device = device, owner_inode = inode;
+                PRAGMA user_version=2;
+                """)
+        }
+    }
+
+    /// Version 2 kept the rows in a table keyed by name; they move, every column as it is, into `filesTable`. One
+    /// transaction: a crash leaves version 2, migrated again at the next start. Once, well under a second at
+    /// 100,000 rows.
+    private static func migrateFromVersion2(_ connection: SQLiteConnection) throws(SyncError) {
+        let columns = "name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode"
+        try connection.transaction(.immediate) { () throws(SyncError) in
+            try connection.execute("""
+                ALTER TABLE files RENAME TO files_version2;
+                \(filesTable)
+                INSERT INTO files(\(columns)) SELECT \(columns) FROM files_version2;
+                DROP TABLE files_version2;
                 PRAGMA user_version=\(schemaVersion);
                 """)
         }

@@ -3,9 +3,10 @@ import Foundation
 import TestSupport
 import Testing
 
-/// An index of schema version 1 (before owner identities) is migrated in place, not moved aside: each row takes
-/// the identity of its fingerprint, and one whose fingerprint was forgotten has none (whatever is at its path
-/// is then treated as someone else's: moved aside, never replaced).
+/// An index of an earlier schema version is migrated in place, not moved aside. Version 1 (before owner
+/// identities): each row takes the identity of its fingerprint, and one whose fingerprint was forgotten has none
+/// (whatever is at its path is then treated as someone else's: moved aside, never replaced). Version 2 (rows keyed
+/// by name): every row moves, every column as it was, into the table in arrival order with its index of names.
 @Suite(.timeLimit(.minutes(1)))
 struct IndexMigrationTests {
     @Test @SyncActor func aVersion1IndexIsMigratedKeepingEveryRowAndItsIdentity() throws {
@@ -32,5 +33,78 @@ struct IndexMigrationTests {
         #expect(try index.entry(named: "gallery_image_1.png")?.tag == "t1")
         #expect(try index.entry(named: "gallery_image_2.png")?.identity == nil)
         #expect(!FileManager.default.fileExists(atPath: directory.indexPath + ".corrupt"))
+        #expect(try Self.schema(of: directory) == Self.currentSchema)
     }
+
+    @Test @SyncActor func aVersion2IndexIsMigratedKeepingEveryColumnOfEveryRow() throws {
+        let dir = TemporaryDirectory("migrate-v2")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        try SQLiteConnection(path: directory.indexPath).execute("""
+            PRAGMA journal_mode=WAL;
+            CREATE TABLE files(
+                name TEXT PRIMARY KEY NOT NULL, key TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL,
+                tag TEXT, etag TEXT, last_modified TEXT, device INTEGER, inode INTEGER, mtime_ns INTEGER, ctime_ns INTEGER,
+                owner_device INTEGER, owner_inode INTEGER
+            ) WITHOUT ROWID;
+            CREATE TABLE unusable_answers(
+                key TEXT PRIMARY KEY NOT NULL, tag TEXT, reason TEXT NOT NULL, answered_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO files VALUES ('gallery_image_2.png', '/gallery/image/2.png', 20, 'bb', 't2', '"e2"',
+                'Sat, 28 Nov 2026 07:00:00 GMT', 2049, 78, 11, 12, 2049, 70);
+            INSERT INTO files VALUES ('gallery_image_1.png', '/gallery/image/1.png', 10, 'aa', NULL, NULL, NULL,
+                NULL, NULL, NULL, NULL, NULL, NULL);
+            INSERT INTO unusable_answers VALUES ('/gallery/image/3.png', 't3', 'not a PNG', 1800000000);
+            PRAGMA user_version=2;
+            """)
+
+        let (index, notice) = try AssetIndex.open(directory: directory)
+        #expect(notice == nil, "migrated, not rebuilt: \(notice ?? "")")
+        #expect(index.count == 2)
+        #expect(try index.entry(named: "gallery_image_2.png") == IndexEntry(
+            name: "gallery_image_2.png", key: "/gallery/image/2.png", size: 20, sha256: "bb", tag: "t2", etag: "\"e2\"",
+            lastModified: "Sat, 28 Nov 2026 07:00:00 GMT",
+            fingerprint: FileFingerprint(device: 2049, inode: 78, size: 20, modifiedNanoseconds: 11, changedNanoseconds: 12),
+            identity: FileIdentity(device: 2049, inode: 70)))
+        #expect(try index.entry(named: "gallery_image_1.png") == IndexEntry(
+            name: "gallery_image_1.png", key: "/gallery/image/1.png", size: 10, sha256: "aa"))
+        #expect(try index.unusableAnswer(for: AssetKey(feedURL: "/gallery/image/3.png"))?.reason == "not a PNG")
+        #expect(try Self.schema(of: directory) == Self.currentSchema)
+
+        // Still one row per name: a second row for a name replaces the first.
+        #expect(try index.put(IndexEntry(name: "gallery_image_1.png", key: "/gallery/image/1.png", size: 11, sha256: "cc")) == false)
+        #expect(index.count == 2)
+        #expect(try index.entry(named: "gallery_image_1.png")?.sha256 == "cc")
+        #expect(!FileManager.default.fileExists(atPath: directory.indexPath + ".corrupt"))
+    }
+
+    /// A new index is made in the current schema with pages of 2 KiB, and still hands its rows over by name.
+    @Test @SyncActor func aNewIndexIsOfTheCurrentSchemaAndStillWalksItsRowsByName() throws {
+        let dir = TemporaryDirectory("index-new")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        let (index, notice) = try AssetIndex.open(directory: directory)
+        #expect(notice == nil)
+        try index.transaction { () throws(SyncError) in
+            for n in [7, 3, 90, 12, 1] {
+                try index.put(IndexEntry(name: "gallery_image_\(n).png", key: "/gallery/image/\(n).png", size: n, sha256: "s\(n)"))
+            }
+        }
+        #expect(try index.allEntries().map(\.name) == [1, 12, 3, 7, 90].map { "gallery_image_\($0).png" })
+        #expect(try index.names(after: "gallery_image_3.png", limit: 10).map(\.name) == ["gallery_image_7.png", "gallery_image_90.png"])
+        #expect(try Self.schema(of: directory) == Self.currentSchema)
+        #expect(try SQLiteConnection(path: directory.indexPath).integer("PRAGMA page_size") == 2048)
+    }
+
+    /// The version, and what `sqlite_master` says of the table of rows, read through a connection of its own.
+    @SyncActor static func schema(of directory: SyncDirectory) throws -> String {
+        let connection = try SQLiteConnection(path: directory.indexPath)
+        let version = try connection.integer("PRAGMA user_version")
+        let isKeyedByName = try connection.integer("SELECT count(*) FROM sqlite_master WHERE name = 'files' AND sql LIKE '%WITHOUT ROWID%'")
+        let hasIndexOfNames = try connection.integer(
+            "SELECT count(*) FROM pragma_index_list('files') WHERE name = 'files_by_name' AND \"unique\" = 1")
+        return "version \(version), keyed by name: \(isKeyedByName == 1), unique index of names: \(hasIndexOfNames == 1)"
+    }
+
+    static let currentSchema = "version 3, keyed by name: false, unique index of names: true"
 }
