@@ -78,6 +78,27 @@ struct IndexMigrationTests {
         #expect(!FileManager.default.fileExists(atPath: directory.indexPath + ".corrupt"))
     }
 
+    /// An index of a version this agent does not know (a later agent's, then a downgrade) is not read as if it were
+    /// one: it is moved aside for a person to look at, and a new one is made.
+    @Test @SyncActor func anIndexOfALaterVersionIsMovedAsideAndRebuilt() throws {
+        let dir = TemporaryDirectory("index-later")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        try SQLiteConnection(path: directory.indexPath).execute("""
+            CREATE TABLE files(name TEXT PRIMARY KEY NOT NULL, something_new BLOB);
+            INSERT INTO files VALUES ('gallery_image_1.png', x'00');
+            PRAGMA user_version=\(AssetIndex.schemaVersion + 1);
+            """)
+
+        let (index, notice) = try AssetIndex.open(directory: directory)
+        #expect(notice?.contains("moved to \(directory.indexPath).corrupt and rebuilt") == true, "\(notice ?? "no notice")")
+        #expect(index.count == 0)
+        #expect(try Self.schema(of: directory) == Self.currentSchema)
+        let aside = try SQLiteConnection(path: directory.indexPath + ".corrupt")
+        #expect(try aside.integer("PRAGMA user_version") == AssetIndex.schemaVersion + 1)
+        #expect(try aside.integer("SELECT count(*) FROM files") == 1)
+    }
+
     /// A new index is made in the current schema with pages of 2 KiB, and still hands its rows over by name.
     @Test @SyncActor func aNewIndexIsOfTheCurrentSchemaAndStillWalksItsRowsByName() throws {
         let dir = TemporaryDirectory("index-new")
