@@ -229,13 +229,19 @@ final class AssetIndex {
     /// `trusted`: the file is as the agent left it at its last checkpoint, and no write-ahead log holds more).
     private static func openChecked(path: String, trusted: Bool) throws(SyncError) -> AssetIndex {
         let connection = try SQLiteConnection(path: path)
-        try check(connection, path: path, quickCheck: !trusted)
-        return try AssetIndex(connection: connection)
+        let upgradedFrom = try check(connection, path: path, quickCheck: !trusted)
+        let index = try AssetIndex(connection: connection)
+        index.upgradedFrom = upgradedFrom
+        return index
     }
 
+    /// The schema version the index had when it was opened, if it was migrated to this one then (the agent logs it).
+    private(set) var upgradedFrom: Int64?
+
     /// Proves `connection` holds an index of ours, of this version or migrated to it, and sound (`quick_check`
-    /// when `quickCheck` is true). Throws otherwise.
-    private static func check(_ connection: SQLiteConnection, path: String, quickCheck: Bool = true) throws(SyncError) {
+    /// when `quickCheck` is true). Throws otherwise. Returns the version it was migrated from, if it was.
+    @discardableResult
+    private static func check(_ connection: SQLiteConnection, path: String, quickCheck: Bool = true) throws(SyncError) -> Int64? {
         let version = try connection.integer("PRAGMA user_version")
         let tables = try connection.integer("SELECT count(*) FROM sqlite_master")
         guard version == schemaVersion || version == 1 || version == 2 || (version == 0 && tables == 0) else {
@@ -244,6 +250,7 @@ final class AssetIndex {
         if quickCheck { try Self.quickCheck(connection) }
         if version == 1 { try migrateFromVersion1(connection) }
         if version == 1 || version == 2 { try migrateFromVersion2(connection) }
+        return version == 1 || version == 2 ? version : nil
     }
 
     /// Version 1 had no owner identity: each row takes the device and inode of its fingerprint, which was the

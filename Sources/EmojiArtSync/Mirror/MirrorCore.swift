@@ -39,6 +39,11 @@ struct MirrorCore: Sendable {
         if let notice {
             logger.warning("index rebuilt or imported", metadata: ["event": "index", "detail": .string(notice)])
         }
+        if let from = index.upgradedFrom {
+            logger.notice("index upgraded", metadata: [
+                "event": "index", "from_version": "\(from)", "version": "\(AssetIndex.schemaVersion)",
+            ])
+        }
         return wire(
             index: index, directory: directory, memory: memory, fetcher: fetcher, logger: logger,
             accessLines: accessLines, hooks: hooks)

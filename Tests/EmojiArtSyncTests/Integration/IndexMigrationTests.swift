@@ -28,6 +28,7 @@ struct IndexMigrationTests {
 
         let (index, notice) = try AssetIndex.open(directory: directory)
         #expect(notice == nil, "migrated, not rebuilt: \(notice ?? "")")
+        #expect(index.upgradedFrom == 1)
         #expect(index.count == 2)
         #expect(try index.entry(named: "gallery_image_1.png")?.identity == FileIdentity(device: 2049, inode: 77))
         #expect(try index.entry(named: "gallery_image_1.png")?.tag == "t1")
@@ -60,6 +61,7 @@ struct IndexMigrationTests {
 
         let (index, notice) = try AssetIndex.open(directory: directory)
         #expect(notice == nil, "migrated, not rebuilt: \(notice ?? "")")
+        #expect(index.upgradedFrom == 2)
         #expect(index.count == 2)
         #expect(try index.entry(named: "gallery_image_2.png") == IndexEntry(
             name: "gallery_image_2.png", key: "/gallery/image/2.png", size: 20, sha256: "bb", tag: "t2", etag: "\"e2\"",
@@ -76,6 +78,37 @@ struct IndexMigrationTests {
         #expect(index.count == 2)
         #expect(try index.entry(named: "gallery_image_1.png")?.sha256 == "cc")
         #expect(!FileManager.default.fileExists(atPath: directory.indexPath + ".corrupt"))
+    }
+
+    /// The run that migrates an index says so in its log, once (a person who downgrades then knows why the older
+    /// agent rebuilds it).
+    @Test func theRunThatUpgradesTheIndexLogsItOnce() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let dir = TemporaryDirectory("migrate-logged")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        try await Self.writeEmptyVersion2Index(at: directory.indexPath)
+
+        let first = try await gallery.syncOnce(dir: dir.path)
+        let second = try await gallery.syncOnce(dir: dir.path)
+        await gallery.stop()
+        #expect(first.isComplete && second.isComplete)
+        let upgrades = logLines(dir.path).filter { $0.contains("event=index") }
+        #expect(upgrades.count == 1, "\(upgrades)")
+        #expect(upgrades.first?.contains("msg=\"index upgraded\"") == true, "\(upgrades)")
+        #expect(upgrades.first?.contains("from_version=2 version=3") == true, "\(upgrades)")
+        #expect(try await Self.schema(of: directory) == Self.currentSchema)
+    }
+
+    @SyncActor static func writeEmptyVersion2Index(at path: String) throws {
+        try SQLiteConnection(path: path).execute("""
+            CREATE TABLE files(
+                name TEXT PRIMARY KEY NOT NULL, key TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL,
+                tag TEXT, etag TEXT, last_modified TEXT, device INTEGER, inode INTEGER, mtime_ns INTEGER, ctime_ns INTEGER,
+                owner_device INTEGER, owner_inode INTEGER
+            ) WITHOUT ROWID;
+            PRAGMA user_version=2;
+            """)
     }
 
     /// An index of a version this agent does not know (a later agent's, then a downgrade) is not read as if it were
@@ -106,6 +139,7 @@ struct IndexMigrationTests {
         try directory.prepare()
         let (index, notice) = try AssetIndex.open(directory: directory)
         #expect(notice == nil)
+        #expect(index.upgradedFrom == nil)
         try index.transaction { () throws(SyncError) in
             for n in [7, 3, 90, 12, 1] {
                 try index.put(IndexEntry(name: "gallery_image_\(n).png", key: "/gallery/image/\(n).png", size: n, sha256: "s\(n)"))
