@@ -35,6 +35,13 @@ public struct AgentConfiguration: Sendable {
     /// and a directory `fsync` (docs/BENCHMARKS.md, "the cold path").
     var accessWindow: Int { max(32, http.concurrency * 64) }
 
+    /// `--once`'s window, twice the agent's: its commit batches grow twice as large, so a cold run pays about half
+    /// the `syncfs` and directory `fsync` calls (a cold run of 100,000 small files on a disk about a tenth quicker,
+    /// its peak 2.5 MiB higher). The agent keeps the narrower one: the heap a wider window leaves behind stays with a
+    /// process that goes on running (an idle agent held about 2 MiB more), and a `--once` run exits
+    /// (docs/BENCHMARKS.md, eighteenth session).
+    var onceAccessWindow: Int { 2 * accessWindow }
+
     /// The log file's path; nil when there is none (`logging.writesFile` false).
     var effectiveLogFile: String? { logging.writesFile ? logging.file ?? directory.logPath : nil }
 

@@ -56,7 +56,7 @@ public final class SyncAgent: Sendable {
             hooks: configuration.testHooks)
         self.core = core
         self.engine = SyncEngine(
-            core: core, fetcher: fetcher, accessWindow: configuration.accessWindow,
+            core: core, fetcher: fetcher, accessWindow: configuration.onceAccessWindow,
             maxDeletePercent: configuration.safety.maxDeletePercent, logger: logger)
         let changes = core.log.changes
         fetcher.serverWaits.observe { [logger] wait in

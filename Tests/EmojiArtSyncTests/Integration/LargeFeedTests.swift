@@ -37,7 +37,7 @@ struct LargeFeedTests {
         var window = 0
         let report = try await gallery.syncOnce(dir: dir.path) {
             $0.http.concurrency = 2
-            window = $0.accessWindow
+            window = $0.onceAccessWindow
         }
         await gallery.stop()
         #expect(report.available == gallery.validNumbers.count)
