@@ -9,8 +9,10 @@ import Glibc
 #endif
 
 /// A person's change goes ahead of a pass: the repair of a file deleted while a full pass runs lands before that
-/// pass ends. The order is made by events (the pass is held at its second batch until the watcher has seen the
-/// deletion), so four batches show it as well as eighty: 300 items listed three times.
+/// pass ends. The order is made by events, so four batches show it as well as eighty (300 items listed three
+/// times): the pass is held at its second batch until the watcher has seen the deletion (the lane is open), and the
+/// repair's commit is held until the pass has waited for it. Before, the repair was free to finish between two
+/// looks at the lane, and on a loaded machine (a fresh-clone CI run) the test never saw it open.
 @Suite(.timeLimit(.minutes(5)))
 struct UrgentLaneTests {
     @Test func aRepairDuringAFullPassLandsBeforeThePassEnds() async throws {
@@ -28,10 +30,16 @@ struct UrgentLaneTests {
             unlink(victim)
             if await eventually(timeout: .seconds(10), { await lane.isOpen }) { seen.increment() }
         }
+        // The repair's file is committed only once the pass has waited for the lane: the lane stays open until then.
+        hooks.setBeforeCommitBatch { committing in
+            guard committing == .repair else { return }
+            _ = await eventually(timeout: .seconds(10)) { await lane.passesHeldBack >= 1 }
+        }
         let polls = logLines(dir.path).filter { $0.contains("event=poll") }.count
         let pass = await agent.keeper.reload()
         await agent.keeper.waitForPass(pass)
         hooks.setBeforePassBatch(nil)
+        hooks.setBeforeCommitBatch(nil)
         let held = await lane.passesHeldBack
         #expect(await agent.stop() == .success)
         await gallery.stop()
