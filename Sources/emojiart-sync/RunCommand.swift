@@ -165,6 +165,8 @@ enum RunCommand {
         let configuration = settings.agentConfiguration(drawsProgress: progressLine != nil)
         // Before the lock: `purge` signals whoever holds it, and an untrapped SIGUSR1 would kill this process.
         let trapped = await TrappedSignals.trap()
+        // Before any file is staged: each new file waiting for its commit holds a descriptor (see the man page).
+        OpenFileLimit.raiseSoftLimit()
         let agent: SyncAgent
         do {
             agent = try await SyncAgent(configuration: configuration)

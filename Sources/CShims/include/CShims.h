@@ -31,9 +31,11 @@ int emojiart_syncfs(int fd);
 /// makes every call fail with EOPNOTSUPP.
 int emojiart_open_unnamed_file(const char *directory);
 
-/// Gives the unnamed file open as `fd` (from emojiart_open_unnamed_file) the name `path`, with linkat(2): through
-/// AT_EMPTY_PATH, else through /proc/self/fd. Returns 0, or -1 with errno set (EEXIST when `path` exists).
-int emojiart_link_unnamed_file(int fd, const char *path);
+/// Gives the unnamed file open as `fd` (from emojiart_open_unnamed_file) the name `name`, relative to the directory
+/// descriptor `directory` (or AT_FDCWD), with linkat(2): through AT_EMPTY_PATH, else through /proc/self/fd (once
+/// AT_EMPTY_PATH is found to need a capability the process lacks, only through /proc). Like a rename with
+/// RENAME_NOREPLACE it never replaces anything. Returns 0, or -1 with errno set (EEXIST when `name` exists).
+int emojiart_link_unnamed_file(int fd, int directory, const char *name);
 
 // MARK: - Wake-up descriptor (eventfd.c)
 

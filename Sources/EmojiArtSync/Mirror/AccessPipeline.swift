@@ -356,7 +356,7 @@ final class AccessPipeline {
                     if case .fetch(unusableOnRecord: true) = miss.plan { try index.forgetUnusableAnswer(for: miss.key) }
                     publishing.append((miss, staged))
                 } catch {
-                    unlink(staged.temporaryPath)
+                    staged.file.discard()
                     fail(miss, error)
                 }
             case .failure(let error):
@@ -746,7 +746,7 @@ final class AccessPipeline {
             (asset, received) = (staged.asset, staged.asset.size)
             if staged.asset.sha256 == entry.sha256 {
                 result = "unchanged"
-                unlink(staged.temporaryPath)
+                staged.file.discard()
                 try retag(entry, tag: tag, validators: staged.validators)
             } else {
                 result = "updated"

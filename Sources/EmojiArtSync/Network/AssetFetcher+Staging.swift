@@ -11,12 +11,9 @@ struct StagedAsset: Sendable {
     let asset: Asset
     /// The server's `ETag` and `Last-Modified` for the bytes.
     let validators: HTTPValidators
-    /// The temporary file (in `SyncDirectory.temporaryDirectory`) holding exactly the bytes the server sent (the
-    /// asset is kept without them: see `Asset.withoutBytes`).
-    let temporaryPath: String
-    /// Which file the temporary file is (taken from the descriptor it was written through): what the committer
-    /// records as the agent's file once it is renamed into place.
-    let temporaryIdentity: FileIdentity
+    /// The file holding exactly the bytes the server sent (the asset is kept without them: see
+    /// `Asset.withoutBytes`), with no name yet or in `SyncDirectory.temporaryDirectory`, and its identity.
+    let file: StagedFile
     /// The bytes are durable already (a repair's, flushed while DIR's deletions held it back): the committer
     /// renames it without flushing it again.
     var flushed = false
@@ -136,7 +133,7 @@ extension AssetFetcher {
         receivedBytes.add(body.size)
         metrics.fetched(bytes: body.size, duration: started.duration(to: .now))
         let info: PNGInfo
-        let stored: (path: String, identity: FileIdentity)
+        let stored: StagedFile
         var flushed = false
         do {
             // A body that fitted in the write buffer is checked from it, before any file is made; a larger one from
@@ -147,16 +144,19 @@ extension AssetFetcher {
                 info = try PNGValidator.validate(body.bytes ?? [], level: verification)
             }
             // A file is named only once DIR is not being emptied (`RenameGate`); meanwhile a repair's is written and
-            // flushed with no name, a pass's waits in the buffer.
+            // flushed with no name, and a pass's goes to a file with no name, or (none left in the ration) waits in
+            // the buffer.
             if case .unnamedWhileShut(let gate) = gate, body.path == nil, let unnamed = try await file.storeFlushed(once: gate) {
                 (stored, flushed) = (unnamed, true)
+            } else if body.path == nil, let unnamed = try file.storeUnnamed(flushing: false) {
+                stored = unnamed
             } else {
                 if let gate = gate?.gate, body.path == nil, let gone = await gate.waitUntilOpen() {
                     throw SyncError(
                         .system, "\(temporaryFolder.path) is being removed (\(gone)): the body of \(url) is not written there",
                         path: temporaryFolder.path)
                 }
-                stored = try file.store()
+                stored = try file.storeNamed()
             }
         } catch let defect as PNGDefect {
             file.discard()
@@ -167,7 +167,7 @@ extension AssetFetcher {
         }
         return StagedAsset(
             asset: Asset(streamed: key, size: body.size, sha256: body.sha256, width: info.width, height: info.height),
-            validators: newValidators, temporaryPath: stored.path, temporaryIdentity: stored.identity, flushed: flushed)
+            validators: newValidators, file: stored, flushed: flushed)
     }
 
     /// Checks the PNG in the file at `path` (`size` bytes) as `PNGValidator` checks bytes, libpng's limits

@@ -56,14 +56,20 @@ final class StreamedBodyFile: HTTPBodySink {
     private let hashing: Bool
     /// Asked, on the transfer's thread, before the file is made while the body is still arriving; nil: always yes.
     private let mayMakeFile: (@Sendable () -> Bool)?
+    /// The ration of unnamed files a body held whole may take one of (`storeUnnamed(flushing:)`).
+    private let unnamedFiles: UnnamedFileBudget
 
     /// A body that will be written into a new file in `folder` once it outgrows the buffer or is finished;
     /// `hashing: false` leaves `Finished.sha256` empty. `mayMakeFile` (the `RenameGate`'s `isOpen`) is asked before
     /// a body that outgrows the buffer makes its file.
-    init(in folder: TemporaryFolder, hashing: Bool = true, mayMakeFile: (@Sendable () -> Bool)? = nil) {
+    init(
+        in folder: TemporaryFolder, hashing: Bool = true, mayMakeFile: (@Sendable () -> Bool)? = nil,
+        unnamedFiles: UnnamedFileBudget = .shared
+    ) {
         self.folder = folder
         self.hashing = hashing
         self.mayMakeFile = mayMakeFile
+        self.unnamedFiles = unnamedFiles
         state = Mutex(State(buffer: []))
     }
 
@@ -176,13 +182,21 @@ final class StreamedBodyFile: HTTPBodySink {
         return try outcome.get()
     }
 
-    /// Puts the finished body in its file (made now for a body held whole, in one write), closes it and hands it on
-    /// to the caller: the path, and the file's identity taken from the descriptor it was written through (`fstat`),
-    /// which the committer records as the agent's once it is renamed into DIR, without looking the path up again.
-    /// The file is not flushed: the committer flushes a batch at once. Only a valid body gets here, so an answer that
-    /// is no image makes no file.
-    func store() throws(SyncError) -> (path: String, identity: FileIdentity) {
-        let outcome = state.withLock { state -> Result<(String, FileIdentity), SyncError> in
+    /// Puts the finished body in its file and hands the file on to the caller as a `StagedFile`, with its identity
+    /// taken from the descriptor it was written through (`fstat`), which the committer records as the agent's once
+    /// it is at its path, without looking the path up again. A body held whole goes, in one write, into a file with
+    /// no name (`O_TMPFILE`) while the process's ration of them lasts (`UnnamedFileBudget`) and the file system has
+    /// them, else into a new named file in the temporary folder; a body that outgrew the buffer is in its named file
+    /// already. The file is not flushed: the committer flushes a batch at once. Only a valid body gets here, so an
+    /// answer that is no image makes no file.
+    func store() throws(SyncError) -> StagedFile {
+        if let unnamed = try storeUnnamed(flushing: false) { return unnamed }
+        return try storeNamed()
+    }
+
+    /// ``store()`` into a named file in the temporary folder, whatever the body's size.
+    func storeNamed() throws(SyncError) -> StagedFile {
+        let outcome = state.withLock { state -> Result<StagedFile, SyncError> in
             if state.failure == nil, state.path == nil, makeFile(&state) {
                 // Written in one piece, then dropped: `finish()` handed the same bytes out, so clearing the buffer
                 // in place would copy it.
@@ -194,71 +208,97 @@ final class StreamedBodyFile: HTTPBodySink {
                 return .failure(SyncError(.system, "cannot write \(path): \(failure)", path: path))
             }
             guard state.fd >= 0 else { return .failure(SyncError(.system, "\(path) is not open: stored already", path: path)) }
-            var info = stat()
-            let looked = fstat(state.fd, &info) == 0
-                ? nil : SyncError.system("fstat", path: path, errno: errno, hint: "cannot tell which file the asset is")
-            let closed = close(state.fd) == 0
-                ? nil : SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")
-            state.fd = -1
+            let identity = Self.identityClosing(&state, path: path)
             // The buffer's capacity goes too (a body that outgrew it kept it for its writes): a group fetch keeps
             // its sinks until the group ends (`GroupFetch`).
             state.buffer = []
-            if let failure = looked ?? closed { return .failure(failure) }
-            state.handedOn = true
-            return .success((path, FileIdentity(info)))
+            return identity.map { identity in
+                state.handedOn = true
+                return StagedFile(path: path, identity: identity)
+            }
         }
         return try outcome.get()
     }
 
-    /// ``store()`` for a repair's body held whole while DIR's deletions keep the `RenameGate` shut, when no name may
-    /// be made in the temporary folder (`rm -rf DIR` would trip over it): the bytes go into a file with no name yet
-    /// (`O_TMPFILE`) and are flushed there and then, on the blocking-I/O pool, and the file is given its name in the
-    /// temporary folder once the gate opens. What follows the gate is then a link and the committer's rename, not a
-    /// create, a write and an `fsync`, so a lone deletion's quiet and its repair's flush overlap. The file handed on
-    /// is durable (the committer need not flush it again).
-    ///
-    /// Returns nil, having made nothing, where the file system or kernel has no unnamed files or the link cannot be
-    /// made: the caller waits for the gate and calls ``store()``. Throws why DIR is gone, as the gate says.
-    func storeFlushed(once gate: RenameGate) async throws(SyncError) -> (path: String, identity: FileIdentity)? {
+    /// The file's identity from its descriptor (`fstat`), and the descriptor closed; a failure of either is the
+    /// error.
+    private static func identityClosing(_ state: inout State, path: String) -> Result<FileIdentity, SyncError> {
+        var info = stat()
+        let looked = fstat(state.fd, &info) == 0
+            ? nil : SyncError.system("fstat", path: path, errno: errno, hint: "cannot tell which file the asset is")
+        let closed = close(state.fd) == 0
+            ? nil : SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")
+        state.fd = -1
+        if let failure = looked ?? closed { return .failure(failure) }
+        return .success(FileIdentity(info))
+    }
+
+    /// A body held whole, written into a file with no name (`O_TMPFILE`) in the temporary folder, flushed too
+    /// when `flushing`: the `StagedFile` that holds it. Nil, having made nothing and kept the bytes, for a body that
+    /// went to a named file, when the process's ration of unnamed files is used up (`UnnamedFileBudget`), or where
+    /// the file system or kernel has none. Blocking.
+    func storeUnnamed(flushing: Bool) throws(SyncError) -> StagedFile? {
         let folder = folder
-        let written: Result<Bool, SyncError> = await BlockingIO.run { [self] in
-            state.withLock { state in
-                guard state.failure == nil, state.path == nil, state.fd < 0 else { return .success(false) }
-                let fd = emojiart_open_unnamed_file(folder.path)
-                guard fd >= 0 else { return .success(false) }
-                state.fd = fd
-                guard state.buffer.withUnsafeBytes({ Self.writeAll($0, &state) }) else {
-                    return .failure(SyncError(.system, "cannot write an unnamed file in \(folder.path): \(state.failure ?? "")", path: folder.path))
+        let outcome = state.withLock { state -> Result<StagedFile?, SyncError> in
+            guard state.failure == nil, state.path == nil, state.fd < 0, !state.handedOn,
+                Self.unnamedFilesUsable.load(ordering: .relaxed), unnamedFiles.take()
+            else { return .success(nil) }
+            let fd = emojiart_open_unnamed_file(folder.path)
+            guard fd >= 0 else {
+                let code = errno
+                unnamedFiles.release()
+                if code == EOPNOTSUPP || code == EISDIR || code == EINVAL {
+                    Self.unnamedFilesUsable.store(false, ordering: .relaxed)  // this file system has none
+                    return .success(nil)
                 }
-                if fsync(fd) != 0 {
-                    return .failure(SyncError.system("fsync", path: folder.path, errno: errno, hint: "cannot flush the asset to disk"))
-                }
-                return .success(true)
+                return .failure(SyncError.system("open", path: folder.path, errno: code, hint: "cannot create a temporary file"))
             }
-        }
-        guard try written.get() else { return nil }
-        if let gone = await gate.waitUntilOpen() {
-            throw SyncError(.system, "\(folder.path) is being removed (\(gone)): the repair's file is not named there", path: folder.path)
-        }
-        return try state.withLock { state throws(SyncError) -> (path: String, identity: FileIdentity)? in
-            let path = DiskStorage.newTemporaryPath(in: folder)
-            guard emojiart_link_unnamed_file(state.fd, path) == 0 else {
-                // No name for it (no `/proc`, say): the bytes are still held, `store()` writes them to a named file.
-                close(state.fd)
-                state.fd = -1
-                return nil
-            }
-            state.path = path
             var info = stat()
-            let looked = fstat(state.fd, &info) == 0
-                ? nil : SyncError.system("fstat", path: path, errno: errno, hint: "cannot tell which file the asset is")
-            close(state.fd)
-            state.fd = -1
-            if let looked { throw looked }  // the named file goes with the sink (`deinit`, `discard`)
+            var failure: SyncError?
+            if let written = state.buffer.withUnsafeBytes({ bytes -> Int32? in
+                do throws(SystemCallFailure) { try writeFully(fd, bytes); return nil } catch { return error.errno }
+            }) {
+                failure = SyncError.system("write", path: folder.path, errno: written, hint: "cannot write the asset (disk full?)")
+            } else if flushing, fsync(fd) != 0 {
+                failure = SyncError.system("fsync", path: folder.path, errno: errno, hint: "cannot flush the asset to disk")
+            } else if fstat(fd, &info) != 0 {
+                failure = SyncError.system("fstat", path: folder.path, errno: errno, hint: "cannot tell which file the asset is")
+            }
+            let file = StagedFile(unnamed: fd, identity: FileIdentity(info), budget: unnamedFiles)
+            if let failure {
+                file.discard()
+                return .failure(failure)
+            }
             state.buffer = []
             state.handedOn = true
-            return (path, FileIdentity(info))
+            return .success(file)
         }
+        return try outcome.get()
+    }
+
+    /// False once an unnamed file could not be made for want of support (`EOPNOTSUPP`, `EISDIR`, `EINVAL`): the
+    /// process then makes named files only. Unnamed files are placed by a link through `/proc/self/fd` when the
+    /// process may not link a descriptor directly, so they are used only where `/proc` is mounted.
+    private static let unnamedFilesUsable = Atomic<Bool>(access("/proc/self/fd", F_OK) == 0)
+
+    /// ``store()`` for a repair's body held whole while DIR's deletions keep the `RenameGate` shut, when no name may
+    /// be made in the temporary folder (`rm -rf DIR` would trip over it): the bytes go into a file with no name
+    /// (`O_TMPFILE`) and are flushed there and then, on the blocking-I/O pool, and the file is handed on once the gate
+    /// opens, to be linked into DIR by the committer. So a lone deletion's quiet and its repair's flush overlap. The
+    /// file handed on is durable (the committer need not flush it again).
+    ///
+    /// Returns nil, having made nothing, where no unnamed file can be made (see ``storeUnnamed(flushing:)``): the
+    /// caller waits for the gate and calls ``store()``. Throws why DIR is gone, as the gate says.
+    func storeFlushed(once gate: RenameGate) async throws(SyncError) -> StagedFile? {
+        let written: Result<StagedFile?, SyncError> = await BlockingIO.run { [self] in
+            do throws(SyncError) { return .success(try storeUnnamed(flushing: true)) } catch { return .failure(error) }
+        }
+        guard let file = try written.get() else { return nil }
+        if let gone = await gate.waitUntilOpen() {
+            file.discard()
+            throw SyncError(.system, "\(folder.path) is being removed (\(gone)): the repair's file is not put back", path: folder.path)
+        }
+        return file
     }
 
     private static func flush(_ state: inout State) -> Bool {

@@ -139,26 +139,30 @@ final class DiskStorage {
 
     /// Outcome of `install`.
     enum InstallResult: Sendable, Equatable {
-        case installed
+        /// At its path; with its fingerprint there when that is known without a look (see `StagedFile.Placement`).
+        case installed(fingerprint: FileFingerprint?)
         /// Something already sits at the path: nothing was changed.
         case occupied
     }
 
-    /// Renames a temporary file to the asset name with `renameat2(RENAME_NOREPLACE)`, so a file that appeared at
-    /// the path in the meantime (the user's) is never replaced; a file at the path is replaced only through the
-    /// `OwnershipGuard`. The temporary file is removed whenever it was not installed.
-    func install(temporaryFile: String, as name: String) throws(SyncError) -> InstallResult {
+    /// Puts a staged file at the asset name if nothing is there (`renameat2(RENAME_NOREPLACE)` for a named file,
+    /// `linkat` for an unnamed one), so a file that appeared at the path in the meantime (the user's) is never
+    /// replaced; a file at the path is replaced only through the `OwnershipGuard`. The staged file is discarded
+    /// whenever it was not installed.
+    func install(_ file: StagedFile, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
-        gate.expectOwnArrival(of: name)  // its `IN_MOVED_TO` is the agent's own: the watcher does not check it
-        let renamed = descriptor >= 0
-            ? emojiart_rename_noreplace(AT_FDCWD, temporaryFile, descriptor, name)
-            : emojiart_rename_noreplace(AT_FDCWD, temporaryFile, AT_FDCWD, target)
-        if renamed == 0 { return .installed }
-        let code = errno
+        gate.expectOwnArrival(of: name)  // its `IN_MOVED_TO` or `IN_CREATE` is the agent's own: the watcher does not check it
+        do {
+            let placement = descriptor >= 0
+                ? try file.placeIfAbsent(in: descriptor, as: name, shownAs: target)
+                : try file.placeIfAbsent(in: AT_FDCWD, as: target, shownAs: target)
+            if let placement { return .installed(fingerprint: placement.fingerprint) }
+        } catch {
+            gate.cancelOwnArrival(of: name)
+            throw error
+        }
         gate.cancelOwnArrival(of: name)
-        unlink(temporaryFile)
-        if code == EEXIST { return .occupied }
-        throw SyncError.system("renameat2", path: target, errno: code, hint: "cannot move the asset into place")
+        return .occupied
     }
 
     /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state

@@ -55,12 +55,13 @@ final class GroupCommitter {
         case afterTransaction = "after-transaction"
     }
 
-    /// A downloaded asset in a private temporary file, waiting to be put at its path.
+    /// A downloaded asset in a private staged file, waiting to be put at its path.
     struct PendingFile: Sendable {
         let key: AssetKey
-        let temporaryPath: String
-        /// The temporary file's identity, from its writer's descriptor: the commit does not look the path up again.
-        let identity: FileIdentity
+        /// The staged file, unnamed or in `tmp/`.
+        let file: StagedFile
+        /// The staged file's identity, from its writer's descriptor: the commit does not look the path up again.
+        var identity: FileIdentity { file.identity }
         let entry: IndexEntry
         /// Its bytes are durable already (`StagedAsset.flushed`): renamed without a flush of its own.
         var flushed = false
@@ -172,15 +173,13 @@ final class GroupCommitter {
         let name = asset.key.fileName
         let validators = staged.validators
         guard let sha256 = asset.sha256 else {
-            unlink(staged.temporaryPath)
-            throw SyncError(.system, "\(staged.temporaryPath) was staged without its digest; not stored", path: directory.path(ofAsset: name))
+            staged.file.discard()
+            throw SyncError(.system, "\(name) was staged without its digest; not stored", path: directory.path(ofAsset: name))
         }
         let entry = IndexEntry(
             name: name, key: asset.key.rawValue, size: asset.size, sha256: sha256, tag: tag,
             etag: validators.etag, lastModified: validators.lastModified)
-        return PendingFile(
-            key: asset.key, temporaryPath: staged.temporaryPath, identity: staged.temporaryIdentity, entry: entry,
-            flushed: staged.flushed)
+        return PendingFile(key: asset.key, file: staged.file, entry: entry, flushed: staged.flushed)
     }
 
     /// What a commit's outcome means for the asset: stored (logged), adopted, or a conflict thrown.
@@ -301,9 +300,9 @@ final class GroupCommitter {
         TestFaultSwitch.killIfAsked(at: .afterWrites)
         // 1. Durable bytes, once for the batch, off the silo.
         let folder = storage.temporaryFolder
-        let paths = batch.lazy.filter { !$0.flushed }.map(\.temporaryPath)
-        if !paths.isEmpty, let failure = await BlockingIO.run({ [paths = Array(paths)] in Self.flush(paths, in: folder) }) {
-            for file in batch { unlink(file.temporaryPath) }
+        let unflushed = batch.lazy.filter { !$0.flushed }.map(\.file)
+        if !unflushed.isEmpty, let failure = await BlockingIO.run({ [unflushed = Array(unflushed)] in Self.flush(unflushed, in: folder) }) {
+            for file in batch { file.file.discard() }
             return batch.map { _ in .failure(failure) }
         }
         TestFaultSwitch.killIfAsked(at: .afterFlush)
@@ -313,13 +312,13 @@ final class GroupCommitter {
         // emptied, nor ever once it is gone (`RenameGate`): the gate is asked before each chunk.
         var outcomes: [Result<Outcome, any Error>] = []
         outcomes.reserveCapacity(batch.count)
-        var installed: [(position: Int, identity: FileIdentity, replaced: Bool)] = []
+        var installed: [InstalledFile] = []
         var chunkStart = 0
         while chunkStart < batch.count {
             if chunkStart > 0 { await Task.yield() }
             var chunk = batch[chunkStart..<min(batch.count, chunkStart + Self.renamesPerTurn)]
             if let gone = await storage.gate.waitUntilOpen() {
-                for file in chunk { unlink(file.temporaryPath) }
+                for file in chunk { file.file.discard() }
                 let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
                 outcomes.append(contentsOf: chunk.map { _ in .failure(error) })
                 chunkStart = chunk.endIndex
@@ -338,10 +337,19 @@ final class GroupCommitter {
             do {
                 try await storage.syncDirectory(includingStateDirectory: false)
             } catch {
-                for (position, _, _) in installed { outcomes[position] = .failure(error) }
+                for file in installed { outcomes[file.position] = .failure(error) }
             }
         }
         return outcomes
+    }
+
+    /// A file of the batch put at its path: its position in the batch, the identity of the file put there, whether
+    /// it replaced one, and its fingerprint there when known without a look (`StagedFile.Placement`).
+    private struct InstalledFile {
+        let position: Int
+        let identity: FileIdentity
+        let replaced: Bool
+        let fingerprint: FileFingerprint?
     }
 
     /// Files renamed and recorded in one turn of the silo, at most (`commitBatch`): about 3 ms of renames, status
@@ -356,42 +364,46 @@ final class GroupCommitter {
     /// wait at the gate in the next turn.
     private func installAndRecord(
         _ chunk: inout ArraySlice<PendingFile>, lane: Lane, outcomes: inout [Result<Outcome, any Error>]
-    ) -> [(position: Int, identity: FileIdentity, replaced: Bool)] {
+    ) -> [InstalledFile] {
         let rows: [IndexEntry?]
         do {
             rows = try ownRows(chunk)
         } catch {
-            for file in chunk { unlink(file.temporaryPath) }
+            for file in chunk { file.file.discard() }
             outcomes.append(contentsOf: chunk.map { _ in .failure(error) })
             return []
         }
-        var installed: [(position: Int, identity: FileIdentity, replaced: Bool)] = []
+        var installed: [InstalledFile] = []
         for (file, row) in zip(chunk, rows) {
             if !storage.gate.admitsRenameNow {
                 chunk = chunk[..<outcomes.count]
                 break
             }
-            let placed = install(file, row: row)
-            if let identity = placed.identity { installed.append((outcomes.count, identity, placed.replaced)) }
-            outcomes.append(placed.outcome)
+            let (outcome, placed) = install(file, row: row)
+            if let placed {
+                installed.append(InstalledFile(
+                    position: outcomes.count, identity: file.identity, replaced: placed.replaced, fingerprint: placed.fingerprint))
+            }
+            outcomes.append(outcome)
             storage.status.hooks?.runAfterRename(lane)
         }
         TestFaultSwitch.killIfAsked(at: .beforeTransaction)
         do {
-            let new = try record(installed.map { (chunk[$0.position].entry, $0.identity) })
-            for ((position, _, _), isNew) in zip(installed, new) {
-                if case .success(.installed(_, let movedAside)) = outcomes[position] {
-                    outcomes[position] = .success(.installed(isNew: isNew, movedAside: movedAside))
+            let new = try record(installed.map { (chunk[$0.position].entry, $0) })
+            for (file, isNew) in zip(installed, new) {
+                if case .success(.installed(_, let movedAside)) = outcomes[file.position] {
+                    outcomes[file.position] = .success(.installed(isNew: isNew, movedAside: movedAside))
                 }
             }
             return installed
         } catch {
             // No rows (a full disk, say): a new file left in place would look like the user's from now on. It
             // is taken back (nothing ran in between); a replaced file keeps its old row and is repaired later.
-            for (position, identity, replaced) in installed {
-                if !replaced {
+            for file in installed {
+                let position = file.position
+                if !file.replaced {
                     do {
-                        _ = try storage.ownership.remove(chunk[position].entry.name, own: identity, expected: nil)
+                        _ = try storage.ownership.remove(chunk[position].entry.name, own: file.identity, expected: nil)
                     } catch let removal {
                         outcomes[position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
                         continue
@@ -421,64 +433,65 @@ final class GroupCommitter {
         }
     }
 
-    /// Renames one file into place if its path is still the agent's to write (decided now, from what is there).
-    /// `row`: the index's row for the path and this key (nil: the path is not the agent's). Returns the outcome,
-    /// the identity of the file now at the path when it was installed, and whether it replaced a file.
+    /// Puts one file in place if its path is still the agent's to write (decided now, from what is there).
+    /// `row`: the index's row for the path and this key (nil: the path is not the agent's). Returns the outcome and,
+    /// when the file was installed, whether it replaced a file and its fingerprint when known without a look.
     ///
-    /// A path that is not the agent's is only ever written by `renameat2(RENAME_NOREPLACE)`, which refuses
-    /// anything that exists there, so it is tried first: an absent path (every file of a cold pass) costs the
-    /// rename alone, and only a refused rename looks (`lstat`) at what is in the way, to say what it is. On the
+    /// A path that is not the agent's is only ever written by `linkat` or `renameat2(RENAME_NOREPLACE)`, which
+    /// refuse anything that exists there, so that is tried first: an absent path (every file of a cold pass) costs
+    /// the link or rename alone, and only a refused one looks (`lstat`) at what is in the way, to say what it is. On the
     /// agent's path a regular file is replaced through the `OwnershipGuard`: unlinked only if it is the file the
     /// row records (its identity), moved aside otherwise.
     private func install(
         _ file: PendingFile, row: IndexEntry?
-    ) -> (outcome: Result<Outcome, any Error>, identity: FileIdentity?, replaced: Bool) {
+    ) -> (outcome: Result<Outcome, any Error>, placed: (replaced: Bool, fingerprint: FileFingerprint?)?) {
         let name = file.entry.name
         let path = directory.path(ofAsset: name)
         let status = storage.status
-        let identity = file.identity
         do {
             // Not the agent's path, or the agent's with nothing there: only ever onto an empty path.
             let occupant = try row.map { _ throws(SyncError) in try status.occupant(at: path) }
             if let refusal = occupant?.refusal(owned: true) {
-                unlink(file.temporaryPath)
-                return (.success(.refused(refusal)), nil, false)
+                file.file.discard()
+                return (.success(.refused(refusal)), nil)
             }
             guard let row, occupant?.kind == .regular else {
-                switch try storage.install(temporaryFile: file.temporaryPath, as: name) {
-                case .installed:
+                switch try storage.install(file.file, as: name) {
+                case .installed(let fingerprint):
                     TestFaultSwitch.killIfAsked(at: .midRenames)
-                    return (.success(.installed(isNew: true)), identity, false)
+                    return (.success(.installed(isNew: true)), (false, fingerprint))
                 case .occupied:
                     // Say what is in the way (it appeared since the look, on the agent's path).
                     let refusal = row == nil ? try status.occupant(at: path).refusal(owned: false) : nil
-                    return (.success(refusal.map(Outcome.refused) ?? .occupiedByForeignFile), nil, false)
+                    return (.success(refusal.map(Outcome.refused) ?? .occupiedByForeignFile), nil)
                 }
             }
-            switch try storage.ownership.replace(name, with: file.temporaryPath, own: row.identity) {
+            switch try storage.ownership.replace(name, with: file.file, own: row.identity) {
             case .installed(let movedAside):
                 TestFaultSwitch.killIfAsked(at: .midRenames)
-                return (.success(.installed(isNew: false, movedAside: movedAside)), identity, true)
+                return (.success(.installed(isNew: false, movedAside: movedAside)), (true, nil))
             case .occupied:
-                return (.success(.occupiedByForeignFile), nil, false)
+                return (.success(.occupiedByForeignFile), nil)
             }
         } catch {
-            unlink(file.temporaryPath)  // gone already when it was renamed; a failed look leaves it
-            return (.failure(error), nil, false)
+            file.file.discard()  // placed already when it was renamed; a failed look leaves it
+            return (.failure(error), nil)
         }
     }
 
-    /// Writes the rows of the installed files, with the identity of the file the agent put there and the
-    /// fingerprint the path has now (none if the path holds another file already), in one transaction.
-    /// Returns, per entry, whether its row is new.
-    private func record(_ files: [(entry: IndexEntry, identity: FileIdentity)]) throws(SyncError) -> [Bool] {
+    /// Writes the rows of the installed files, with the identity of the file the agent put there and its
+    /// fingerprint: the one read from a linked file's descriptor after its link, else the one the path has now (none
+    /// if the path holds another file already), in one transaction. Returns, per entry, whether its row is new.
+    private func record(_ files: [(entry: IndexEntry, installed: InstalledFile)]) throws(SyncError) -> [Bool] {
         guard !files.isEmpty else { return [] }
         let status = storage.status
         return try index.transaction { () throws(SyncError) in
             var new: [Bool] = []
-            for (var entry, identity) in files {
+            for (var entry, installed) in files {
+                let identity = installed.identity
                 entry.identity = identity
-                let now = try? status.fingerprint(of: directory.path(ofAsset: entry.name))  // unknown: read at the next look
+                // Unknown (a failed look): read at the next look.
+                let now = installed.fingerprint ?? (try? status.fingerprint(of: directory.path(ofAsset: entry.name)))
                 entry.fingerprint = now?.identity == identity ? now : nil
                 new.append(try index.put(entry))
             }
@@ -490,15 +503,12 @@ final class GroupCommitter {
     /// not for every dirty page of the file system (`syncfs` on a machine that is busy writing took 20 ms).
     nonisolated static let smallBatch = 8
 
-    /// Makes the files at `paths` durable: an `fsync` each for a small batch, one `syncfs(2)` of the file system
-    /// holding `folder` for a larger one. Nil, or the error.
-    private nonisolated static func flush(_ paths: [String], in folder: TemporaryFolder) -> SyncError? {
-        guard paths.count <= smallBatch else { return flushFileSystem(holding: folder.path) }
-        for path in paths {
-            let fd = open(path, O_WRONLY | O_CLOEXEC)
-            if fd < 0 { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the asset to disk") }
-            defer { close(fd) }
-            if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the asset to disk") }
+    /// Makes `files` durable: an `fsync` each for a small batch, one `syncfs(2)` of the file system holding `folder`
+    /// (which holds every staged file, named or not) for a larger one. Nil, or the error.
+    private nonisolated static func flush(_ files: [StagedFile], in folder: TemporaryFolder) -> SyncError? {
+        guard files.count <= smallBatch else { return flushFileSystem(holding: folder.path) }
+        for file in files {
+            if let failure = file.flush() { return failure }
         }
         return nil
     }

@@ -66,19 +66,16 @@ final class OwnershipGuard {
         recorded.map { $0 == found } ?? false
     }
 
-    /// Puts the new file `temporary` at asset `name`, where a regular file sits and the index records the agent's
-    /// file `own` (nil: unknown, so whatever is there is treated as someone else's). The agent's old file is
-    /// unlinked; anything else is moved aside. The temporary file is gone afterwards, whatever happens.
-    func replace(_ name: String, with temporary: String, own: FileIdentity?) throws(SyncError) -> Replacement {
+    /// Puts the staged `file` at asset `name`, where a regular file sits and the index records the agent's file `own`
+    /// (nil: unknown, so whatever is there is treated as someone else's): first named in `taken/` (renamed, or linked
+    /// when it has no name), then swapped in. The agent's old file is unlinked; anything else is moved aside. The
+    /// staged file is gone afterwards, whatever happens.
+    func replace(_ name: String, with file: StagedFile, own: FileIdentity?) throws(SyncError) -> Replacement {
         let target = directory.path(ofAsset: name)
         // The swap must happen in `taken/`: what comes out of the path lands at the new file's name, and the
         // temporary directory is emptied at the next start.
         let staged = nextHeldPath(for: name)
-        if rename(temporary, staged) != 0 {
-            let code = errno
-            unlink(temporary)
-            throw SyncError.system("rename", path: staged, errno: code, hint: "cannot move the asset into place")
-        }
+        try file.move(to: staged)
         // The swap moves the old file out of DIR and the new one in: events of the agent's own.
         gate?.expectOwnRemoval(of: name)
         gate?.expectOwnArrival(of: name)

@@ -12,15 +12,17 @@ import Glibc
 /// (the watcher, a rescan, a retry, the scrub), passes the gate. A repair the watcher starts also names its
 /// temporary file only once the gate is open (a name created in the state directory while `rm` is inside it makes
 /// `rm` fail): its check and fetch start at once, and a body that fits `StreamedBodyFile`'s buffer is written and
-/// flushed meanwhile into a file with no name (`O_TMPFILE`), which is named once the gate opens
-/// (`AssetFetcher.fetchAndStage(_:in:validators:priority:gate:)`, `TemporaryFileGate`); a pass's small body waits
-/// in its buffer instead. A lone deletion therefore costs `loneQuiet` or the fetch and flush, whichever is longer,
-/// then a link and a rename; a cold sync's thousands of renames cost nothing.
+/// flushed meanwhile into a file with no name (`O_TMPFILE`), which is linked into DIR once the gate opens
+/// (`AssetFetcher.fetchAndStage(_:in:validators:priority:gate:)`, `TemporaryFileGate`); a pass's small body goes to
+/// a file with no name too, or waits in its buffer when the ration of those is used up. A lone deletion therefore
+/// costs `loneQuiet` or the fetch and flush, whichever is longer, then a link; a cold sync's thousands of
+/// renames and links cost nothing.
 ///
 /// Only deletions of DIR's entries (`IN_DELETE`, `IN_MOVED_FROM`) count, never what the agent does itself: its
 /// renames into DIR are arrivals, not deletions, and the names the `OwnershipGuard` takes out of DIR are
 /// announced first (`expectOwnRemoval`), so their events are skipped. The renames into DIR are announced too
-/// (`expectOwnArrival`), and ``note(_:)`` leaves their `IN_MOVED_TO` out of what the watcher acts on: a file the
+/// (`expectOwnArrival`), and ``note(_:)`` leaves their `IN_MOVED_TO` (a rename) or `IN_CREATE` (a link of a file
+/// with no name) out of what the watcher acts on: a file the
 /// agent has just put in place needs no check (a cold sync's 90,000 renames were each checked again, as urgent as
 /// a person's change, and held the repairs of real deletions back). The quiet the gate waits for adapts to
 /// the burst: `loneQuiet` after a deletion with no other one just before it, `burstQuiet` after each deletion
@@ -128,7 +130,7 @@ final class RenameGate: Sendable {
                     state.expectedArrivals.removeAll()
                     state.expectedRemovals.removeAll()
                 } else if let name = event.name {
-                    if event.mask.contains(.movedTo),
+                    if !event.mask.isDisjoint(with: [.movedTo, .create]),
                         Self.consumeExpectation(of: name, in: &state.expectedArrivals, now: now)
                     {
                         continue

@@ -93,10 +93,10 @@ struct ConditionalFetchTests {
             guard case .staged(let first) = try await fetcher.fetchAndStage(key, in: TemporaryFolder(path: tmp.path), validators: nil) else {
                 throw TestFailure("an unconditional fetch must stage the asset")
             }
-            #expect(readBytes(first.temporaryPath) == gallery.server.imageBytes(3))
+            #expect(readBytes(first.file.readablePath) == gallery.server.imageBytes(3))
             #expect(first.asset.bytes == nil, "the body went to the file, not to memory")
             #expect(!first.validators.isEmpty)
-            unlink(first.temporaryPath)
+            first.file.discard()
             let again = try await fetcher.fetchAndStage(key, in: TemporaryFolder(path: tmp.path), validators: first.validators)
             guard case .notModified = again else { throw TestFailure("expected notModified, got \(again)") }
             #expect(gallery.server.requestCount(path: "/gallery/image?3") == 2)
@@ -105,10 +105,10 @@ struct ConditionalFetchTests {
             gallery.server.setFaults(GalleryFaults(generation: 1))
             let changed = try await fetcher.fetchAndStage(key, in: TemporaryFolder(path: tmp.path), validators: first.validators)
             guard case .staged(let newer) = changed else { throw TestFailure("a changed asset must be staged, got \(changed)") }
-            #expect(readBytes(newer.temporaryPath) == gallery.server.imageBytes(3))
+            #expect(readBytes(newer.file.readablePath) == gallery.server.imageBytes(3))
             #expect(newer.asset.sha256 != first.asset.sha256)
             #expect(newer.validators != first.validators)
-            unlink(newer.temporaryPath)
+            newer.file.discard()
 
             // A validator is still no excuse for garbage: the error item is refused as before, and leaves no file.
             let missing = try AssetKey(feedURL: "/gallery/image?10")

@@ -9,20 +9,19 @@ import Testing
 @Suite struct StreamedBodyFileTests {
     private func stream(
         _ bytes: [UInt8], pieces: Int, into directory: String
-    ) throws -> (finished: StreamedBodyFile.Finished, path: String, identity: FileIdentity) {
+    ) throws -> (finished: StreamedBodyFile.Finished, stored: StagedFile) {
         let file = StreamedBodyFile(in: TemporaryFolder(path: directory))
         let size = max(1, bytes.count / pieces)
         for start in stride(from: 0, to: bytes.count, by: size) {
             let ok = bytes[start..<min(start + size, bytes.count)].withUnsafeBytes { file.write($0) }
             #expect(ok)
         }
-        let finished = try file.finish()
-        let (path, identity) = try file.store()
-        return (finished, path, identity)
+        return (try file.finish(), try file.store())
     }
 
-    /// A small body is finished without a file (the miss checks it from memory first), then stored in one write.
-    @Test func aBodyThatFitsTheBufferIsHandedOnWholeAndWritten() throws {
+    /// A small body is finished without a file (the miss checks it from memory first), then stored in one write, into
+    /// a file with no name: nothing appears in the temporary folder.
+    @Test func aBodyThatFitsTheBufferIsHandedOnWholeAndWrittenWithNoName() throws {
         let dir = TemporaryDirectory("streamed-small")
         let bytes = (0..<1000).map { UInt8($0 % 251) }
         let file = StreamedBodyFile(in: TemporaryFolder(path: dir.path))
@@ -34,17 +33,20 @@ import Testing
         #expect(finished.path == nil)
         #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
-        let (path, _) = try file.store()
-        #expect(readBytes(path) == bytes)
+        let stored = try file.store()
+        #expect(stored.isUnnamed)
+        #expect(readBytes(stored.readablePath) == bytes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
     }
 
     @Test func aLargerBodyIsCheckedFromItsFileNotHeldWhole() throws {
         let dir = TemporaryDirectory("streamed-large")
         let bytes = (0..<(StreamedBodyFile.bufferSize + 4097)).map { UInt8($0 % 253) }
-        let (finished, path, _) = try stream(bytes, pieces: 9, into: dir.path)
+        let (finished, stored) = try stream(bytes, pieces: 9, into: dir.path)
         #expect(finished.bytes == nil)
-        #expect(finished.path == path)
-        #expect(readBytes(path) == bytes)
+        #expect(finished.path == stored.path)
+        #expect(!stored.isUnnamed)
+        #expect(readBytes(stored.readablePath) == bytes)
         #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
     }
 
@@ -78,10 +80,12 @@ import Testing
     /// up again: it must be the file's at the path.
     @Test func theIdentityHandedOnIsTheWrittenFiles() throws {
         let dir = TemporaryDirectory("streamed-identity")
-        let small = try stream(Array(repeating: 7, count: 100), pieces: 1, into: dir.path)
-        let large = try stream(Array(repeating: 9, count: StreamedBodyFile.bufferSize + 1), pieces: 3, into: dir.path)
+        let small = try stream(Array(repeating: 7, count: 100), pieces: 1, into: dir.path).stored
+        let large = try stream(Array(repeating: 9, count: StreamedBodyFile.bufferSize + 1), pieces: 3, into: dir.path).stored
         for stored in [small, large] {
-            #expect(try FileStatus.at(stored.path)?.identity == stored.identity)
+            var info = stat()  // following `/proc/self/fd/N` to the unnamed file
+            #expect(stat(stored.readablePath, &info) == 0)
+            #expect(FileIdentity(info) == stored.identity)
         }
         #expect(small.identity != large.identity)
     }
@@ -116,7 +120,9 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
         #expect(try small.finish().bytes == Array(repeating: UInt8(3), count: 1000))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
-        #expect(readBytes(try small.store().path) == Array(repeating: UInt8(3), count: 1000))
+        let stored = try small.store()
+        #expect(readBytes(stored.readablePath) == Array(repeating: UInt8(3), count: 1000))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [], "no name made")
 
         let spill = TemporaryDirectory("streamed-held-spill")
         let large = StreamedBodyFile(in: TemporaryFolder(path: spill.path), mayMakeFile: { false })
@@ -132,8 +138,8 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
     }
 
-    /// A repair's body held whole while the rename gate is shut: written and flushed into a file with no name, which
-    /// is named in the folder only once the gate opens; the identity handed on is the named file's.
+    /// A repair's body held whole while the rename gate is shut: written and flushed into a file with no name, handed
+    /// on once the gate opens, still with no name (the committer links it into DIR); its identity is the file's.
     @Test func aHeldBodyIsWrittenWithNoNameUntilTheGateOpens() async throws {
         let dir = TemporaryDirectory("streamed-unnamed")
         let bytes = (0..<5000).map { UInt8($0 % 241) }
@@ -146,10 +152,13 @@ import Testing
         #expect(await eventually(timeout: .seconds(30)) { gate.waiters == 1 })
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
         gate.holdShut(false)
-        let named = try #require(try await stored.value)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).map { dir.path + "/" + $0 } == [named.path])
-        #expect(readBytes(named.path) == bytes)
-        #expect(try FileStatus.at(named.path)?.identity == named.identity)
+        let unnamed = try #require(try await stored.value)
+        #expect(unnamed.isUnnamed)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+        #expect(readBytes(unnamed.readablePath) == bytes)
+        #expect(try unnamed.placeIfAbsent(in: AT_FDCWD, as: dir.file("a.png"), shownAs: dir.file("a.png")) != nil)
+        #expect(readBytes(dir.file("a.png")) == bytes)
+        #expect(try FileStatus.at(dir.file("a.png"))?.identity == unnamed.identity)
     }
 
     /// DIR went while the body waited: the file is never named, and nothing is left in the folder.
