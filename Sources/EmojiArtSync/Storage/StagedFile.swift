@@ -34,11 +34,14 @@ final class StagedFile: Sendable {
     /// Which file it is (taken from the descriptor it was written through): what the committer records as the
     /// agent's file once it is at its path.
     let identity: FileIdentity
+    /// Whether the file was made with no name (`O_TMPFILE`).
+    let isUnnamed: Bool
 
     /// A named file at `path`, written through a descriptor since closed.
     init(path: String, identity: FileIdentity) {
         state = Mutex(State(path: path, descriptor: -1))
         self.identity = identity
+        isUnnamed = false
         budget = nil
     }
 
@@ -46,6 +49,7 @@ final class StagedFile: Sendable {
     init(unnamed descriptor: Int32, identity: FileIdentity, budget: UnnamedFileBudget) {
         state = Mutex(State(path: nil, descriptor: descriptor))
         self.identity = identity
+        isUnnamed = true
         self.budget = budget
     }
 
@@ -53,14 +57,8 @@ final class StagedFile: Sendable {
         discard()
     }
 
-    /// Whether the file has no name yet.
-    var isUnnamed: Bool { state.withLock { $0.path == nil } }
-
-    /// The named file's path (nil for an unnamed one): for messages and tests.
+    /// The named file's path while it is staged (nil for an unnamed one): for tests.
     var path: String? { state.withLock { $0.path } }
-
-    /// What a message calls the file.
-    var description: String { state.withLock { $0.path ?? "an unnamed file (descriptor \($0.descriptor))" } }
 
     /// A path that reads the file while it is staged: its own, or `/proc/self/fd/N` for an unnamed one. For tests.
     var readablePath: String { state.withLock { $0.path ?? "/proc/self/fd/\($0.descriptor)" } }
@@ -102,7 +100,6 @@ final class StagedFile: Sendable {
     /// The placement once placed; nil, with the file discarded, when the path is occupied (`EEXIST`). Any other
     /// failure throws, with the file discarded too (`shownAs` names the target in the message).
     func placeIfAbsent(in directory: Int32, as name: String, shownAs target: String) throws(SyncError) -> Placement? {
-        let unnamed = isUnnamed
         // The placement, or the failed call's errno.
         let outcome: (placement: Placement?, errno: Int32) = state.withLock { state in
             guard !state.done else { return (nil, ENOENT) }
@@ -119,7 +116,7 @@ final class StagedFile: Sendable {
         if let placement = outcome.placement { return placement }
         if outcome.errno == EEXIST { return nil }
         throw SyncError.system(
-            unnamed ? "linkat" : "renameat2", path: target, errno: outcome.errno, hint: "cannot move the asset into place")
+            isUnnamed ? "linkat" : "renameat2", path: target, errno: outcome.errno, hint: "cannot move the asset into place")
     }
 
     /// Gives the file the name `path` (in the same file system; whatever has that name is replaced), and hands it
