@@ -220,6 +220,9 @@ bench() {  # label count flag(--small or "")
     # 100,000 files are deleted (online discard), which would land in the next timed run.
     m="$work/mirror-$label-$i"
     if wants http; then
+      # Each cold run starts with nothing dirty on the file system: the agent's commits flush it (`syncfs`), and
+      # would otherwise also write out what the export or the run before left (426 MB after the small export).
+      sync
       time_run "$s.cold" "$bin/emojiart-sync" --dir "$m" --server "$url" --once -q
       local before after
       before=$(requests_seen "$url")
@@ -227,13 +230,14 @@ bench() {  # label count flag(--small or "")
       after=$(requests_seen "$url")
       # Minus the status request itself and the warm run's one feed request.
       echo "$(( after - before - 2 ))" >>"$s.warmreq.tsv"
-      mkdir -p "$work/curl-$label-$i"
+      mkdir -p "$work/curl-$label-$i"; sync
       time_run "$s.curl" sh -c "cd '$work/curl-$label-$i' && curl -s --no-progress-meter -Z --parallel-max 8 -K '$work/$label.curl'"
       # The durable peer: curl's files made durable as the agent's are (one sync at the end), in fresh directories.
       mkdir -p "$work/curlsync-$label-$i"; sync
       time_run "$s.curlsync" sh -c "cd '$work/curlsync-$label-$i' && curl -s --no-progress-meter -Z --parallel-max 8 -K '$work/$label.curl' && sync -f ."
       time_run "$s.find" find "$m" -type f
       # rclone cold into a fresh directory, then warm: the same copy again, which lists and compares each file.
+      sync
       time_run "$s.rclone" "${rclone_copy[@]}" --http-url "$url/gallery/image/" :http: "$work/rclone-$label-$i"
       time_run "$s.rclonewarm" "${rclone_copy[@]}" --http-url "$url/gallery/image/" :http: "$work/rclone-$label-$i"
       # A copy of each mirror (`cp -a`: the same bytes and times under new inodes, as a restore from a backup or a
@@ -246,13 +250,15 @@ bench() {  # label count flag(--small or "")
     if wants https; then
       # The same cold run over TLS, HTTP/2 offered: the agent with each --http-version, then the peers.
       for v in auto 1.1 2; do
+        sync  # nothing dirty left by the run before (see the cold run above)
         time_counted "$url" "$s.tls-$v" "$bin/emojiart-sync" --dir "$work/tls-$v-$label-$i" --server "$tls_url" \
           --ca-cert "$ca_cert" --http-version "$v" --once -q
       done
       for v in 1.1 2; do
-        mkdir -p "$work/tls-curl$v-$label-$i"
+        mkdir -p "$work/tls-curl$v-$label-$i"; sync
         time_counted "$url" "$s.tls-curl$v" sh -c "cd '$work/tls-curl$v-$label-$i' && curl -s --no-progress-meter --http$v --cacert '$ca_cert' -Z --parallel-max 8 -K '$work/$label.tls.curl'"
       done
+      sync
       time_counted "$url" "$s.tls-rclone" "${rclone_copy[@]}" --ca-cert "$ca_cert" --http-url "$tls_url/gallery/image/" \
         :http: "$work/tls-rclone-$label-$i"
     fi
