@@ -43,11 +43,15 @@ final class AgentStop: Sendable {
     /// The error that stopped the agent with exit status 1, if one did.
     var failure: SyncError? { state.withLock { $0.fatal } }
 
-    /// Stops the agent with exit status 1 because of `error`.
+    /// Stops the agent with exit status 1 because of `error`. Only the first fatal error is logged: every job that
+    /// meets the same end reports it (a `rm -rf DIR` during a cold sync of 100,000 wrote the same line 126 times).
     func fail(_ error: SyncError) {
         gate.shutForGood(error.message)  // nothing is renamed into DIR any more
-        state.withLock { $0.fatal = $0.fatal ?? error }
-        logger.critical("stopping", metadata: ["event": "fatal", "error": .string(error.message)])
+        let first = state.withLock { state -> Bool in
+            defer { state.fatal = state.fatal ?? error }
+            return state.fatal == nil
+        }
+        if first { logger.critical("stopping", metadata: ["event": "fatal", "error": .string(error.message)]) }
         request()
     }
 
