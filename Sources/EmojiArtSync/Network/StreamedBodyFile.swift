@@ -10,14 +10,14 @@ import Glibc
 /// bounded buffer and hashed (SHA-256) as the bytes come, on the HTTP client's loop thread (an `HTTPBodySink`).
 /// Memory per transfer is the buffer, whatever the body's size.
 ///
-/// The file is made when the body is first written out: once it outgrows the buffer, or at ``store()`` for one held
+/// The file is made when the body is first written out: once it outgrows the buffer, or when it is stored (``storeUnnamed(flushing:)``, ``storeNamed()``) for one held
 /// whole (most images fit the buffer), never when the request starts. So an answer that is an error (a 500, a 429,
 /// a 304) or a small body that is no PNG (checked from memory first) makes no file and costs no create and unlink,
 /// and a file made before DIR turned read-only cannot be left behind by an error answer that comes after. A sink
 /// made with `mayMakeFile` asks it first: a body that outgrows the buffer while the answer is no fails instead of
-/// making the file (the caller waits for the answer to turn before ``store()``).
+/// making the file (the caller waits for the answer to turn before storing it).
 ///
-/// Owns the file until ``store()``; until then, and whenever it is dropped before (a transfer that failed, was cut
+/// Owns the file until it is stored; until then, and whenever it is dropped before (a transfer that failed, was cut
 /// short or was cancelled, a body that is no PNG), the file is removed: no temporary file outlives a failure. Its state sits behind a `Mutex` because the loop thread writes and the fetching task finishes.
 final class StreamedBodyFile: HTTPBodySink {
     /// What a finished body is: how long, its digest, and where.
@@ -28,7 +28,7 @@ final class StreamedBodyFile: HTTPBodySink {
         /// Lowercase hex SHA-256 of the bytes (empty when the body was not hashed).
         let sha256: String
         /// The whole body, when it never outgrew the buffer: it is checked from memory, and written to its file in
-        /// one piece by ``store()``. Nil for a larger body, which is checked from its file.
+        /// one piece when it is stored. Nil for a larger body, which is checked from its file.
         let bytes: [UInt8]?
     }
 
@@ -37,7 +37,7 @@ final class StreamedBodyFile: HTTPBodySink {
     static let bufferSize = 256 * 1024
 
     private struct State: ~Copyable {
-        /// -1 until the body is first written out (it outgrew the buffer, or ``store()``), and again once closed.
+        /// -1 until the body is first written out (it outgrew the buffer, or it is stored), and again once closed.
         var fd: Int32 = -1
         /// The file's path, once made.
         var path: String?
@@ -147,7 +147,7 @@ final class StreamedBodyFile: HTTPBodySink {
     }
 
     /// Ends the body: its size and digest, and either the whole body (it never outgrew the buffer: no file is made
-    /// yet, ``store()`` makes it) or the path of its file (written out, still open and this sink's). A body that is
+    /// yet, storing it makes it) or the path of its file (written out, still open and this sink's). A body that is
     /// no PNG is found so before any file is made, and dropped with its sink, file and all.
     func finish() throws(SyncError) -> Finished {
         let outcome = state.withLock { state -> Result<Finished, SyncError> in
@@ -159,7 +159,7 @@ final class StreamedBodyFile: HTTPBodySink {
             var digest = SHA256Digest()
             swap(&digest, &state.digest)
             let sha256 = hashing ? SHA256Digest.hexString(digest.finalize()) : ""
-            // Held whole: the bytes are handed back and stay in the buffer (shared, not copied) for `store()`.
+            // Held whole: the bytes are handed back and stay in the buffer (shared, not copied) until it is stored.
             let whole = state.path == nil ? state.buffer : nil
             return .success(Finished(path: state.path, size: state.size, sha256: sha256, bytes: whole))
         }
@@ -168,7 +168,7 @@ final class StreamedBodyFile: HTTPBodySink {
 
     /// A new descriptor of the finished body's file, for reading and writing, opened through the descriptor it was
     /// written with (`/proc/self/fd/N`): the file this sink wrote, whatever has its name in the temporary folder
-    /// now. The caller owns it. For a body that went to a file (``Finished/path`` not nil), before ``store()``.
+    /// now. The caller owns it. For a body that went to a file (``Finished/path`` not nil), before it is stored.
     func reopenFinishedFile() throws(SyncError) -> Int32 {
         let outcome = state.withLock { state -> Result<Int32, SyncError> in
             let path = state.path ?? folder.path
@@ -182,19 +182,12 @@ final class StreamedBodyFile: HTTPBodySink {
         return try outcome.get()
     }
 
-    /// Puts the finished body in its file and hands the file on to the caller as a `StagedFile`, with its identity
-    /// taken from the descriptor it was written through (`fstat`), which the committer records as the agent's once
-    /// it is at its path, without looking the path up again. A body held whole goes, in one write, into a file with
-    /// no name (`O_TMPFILE`) while the process's ration of them lasts (`UnnamedFileBudget`) and the file system has
-    /// them, else into a new named file in the temporary folder; a body that outgrew the buffer is in its named file
-    /// already. The file is not flushed: the committer flushes a batch at once. Only a valid body gets here, so an
-    /// answer that is no image makes no file.
-    func store() throws(SyncError) -> StagedFile {
-        if let unnamed = try storeUnnamed(flushing: false) { return unnamed }
-        return try storeNamed()
-    }
-
-    /// ``store()`` into a named file in the temporary folder, whatever the body's size.
+    /// Puts the finished body in a new named file in the temporary folder (made now, in one write, for a body held
+    /// whole; a body that outgrew the buffer is in its file already), closes it and hands it on as a `StagedFile`,
+    /// with its identity taken from the descriptor it was written through (`fstat`), which the committer records as
+    /// the agent's once it is at its path, without looking the path up again. Not flushed: the committer flushes a
+    /// batch at once. Only a valid body gets here, so an answer that is no image makes no file. A body held whole
+    /// goes to an unnamed file first when it can (``storeUnnamed(flushing:)``; `AssetFetcher.stage` decides).
     func storeNamed() throws(SyncError) -> StagedFile {
         let outcome = state.withLock { state -> Result<StagedFile, SyncError> in
             if state.failure == nil, state.path == nil, makeFile(&state) {
@@ -281,14 +274,14 @@ final class StreamedBodyFile: HTTPBodySink {
     /// process may not link a descriptor directly, so they are used only where `/proc` is mounted.
     private static let unnamedFilesUsable = Atomic<Bool>(access("/proc/self/fd", F_OK) == 0)
 
-    /// ``store()`` for a repair's body held whole while DIR's deletions keep the `RenameGate` shut, when no name may
+    /// ``storeNamed()`` for a repair's body held whole while DIR's deletions keep the `RenameGate` shut, when no name may
     /// be made in the temporary folder (`rm -rf DIR` would trip over it): the bytes go into a file with no name
     /// (`O_TMPFILE`) and are flushed there and then, on the blocking-I/O pool, and the file is handed on once the gate
     /// opens, to be linked into DIR by the committer. So a lone deletion's quiet and its repair's flush overlap. The
     /// file handed on is durable (the committer need not flush it again).
     ///
     /// Returns nil, having made nothing, where no unnamed file can be made (see ``storeUnnamed(flushing:)``): the
-    /// caller waits for the gate and calls ``store()``. Throws why DIR is gone, as the gate says.
+    /// caller waits for the gate and calls ``storeNamed()``. Throws why DIR is gone, as the gate says.
     func storeFlushed(once gate: RenameGate) async throws(SyncError) -> StagedFile? {
         let written: Result<StagedFile?, SyncError> = await BlockingIO.run { [self] in
             do throws(SyncError) { return .success(try storeUnnamed(flushing: true)) } catch { return .failure(error) }

@@ -16,7 +16,7 @@ import Testing
             let ok = bytes[start..<min(start + size, bytes.count)].withUnsafeBytes { file.write($0) }
             #expect(ok)
         }
-        return (try file.finish(), try file.store())
+        return (try file.finish(), try file.storeUnnamed(flushing: false) ?? file.storeNamed())
     }
 
     /// A small body is finished without a file (the miss checks it from memory first), then stored in one write, into
@@ -33,7 +33,7 @@ import Testing
         #expect(finished.path == nil)
         #expect(finished.sha256 == SHA256Digest.hex(of: bytes))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
-        let stored = try file.store()
+        let stored = try #require(try file.storeUnnamed(flushing: false))
         #expect(stored.isUnnamed)
         #expect(readBytes(stored.readablePath) == bytes)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
@@ -120,7 +120,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
         #expect(try small.finish().bytes == Array(repeating: UInt8(3), count: 1000))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
-        let stored = try small.store()
+        let stored = try #require(try small.storeUnnamed(flushing: false))
         #expect(readBytes(stored.readablePath) == Array(repeating: UInt8(3), count: 1000))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [], "no name made")
 
@@ -134,7 +134,7 @@ import Testing
         #expect(large.failureDescription.contains("being emptied"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
         #expect(throws: SyncError.self) { try large.finish() }
-        #expect(throws: SyncError.self) { try large.store() }
+        #expect(throws: SyncError.self) { try large.storeNamed() }
         #expect(try FileManager.default.contentsOfDirectory(atPath: spill.path) == [])
     }
 
