@@ -37,6 +37,37 @@ int emojiart_open_unnamed_file(const char *directory);
 /// RENAME_NOREPLACE it never replaces anything. Returns 0, or -1 with errno set (EEXIST when `name` exists).
 int emojiart_link_unnamed_file(int fd, int directory, const char *name);
 
+// MARK: - Who lists DIR (directory_listing.c)
+
+/// What another process did to DIR itself, as `emojiart_listing_monitor_read` reports it.
+enum {
+    /// DIR was opened (`rm -rf DIR` opens it before it lists it).
+    EMOJIART_LISTING_OPEN = 1,
+    /// DIR was read (`getdents`: a listing).
+    EMOJIART_LISTING_READ = 2,
+    /// A descriptor of DIR was closed (its last one, in the process that held it).
+    EMOJIART_LISTING_CLOSE = 3,
+    /// The kernel's queue overflowed: events were lost.
+    EMOJIART_LISTING_OVERFLOW = 4,
+};
+
+/// One event on DIR itself: its kind (above) and the process that caused it.
+struct emojiart_listing_event {
+    int32_t kind;
+    int32_t pid;
+};
+
+/// fanotify(7) with an inode mark on the directory at `directory` (a symbolic link is not followed): opens, reads (listings) and closes of that
+/// directory itself, never of the files in it. Needs no privilege from Linux 5.13 (FAN_REPORT_FID, inode marks).
+/// Returns a non-blocking descriptor, or -1 with errno set (EPERM on an older kernel without CAP_SYS_ADMIN, ENOSYS,
+/// EXDEV or EOPNOTSUPP on a file system without file handles). Test-only fault switch: EMOJIART_SYNC_TEST_FAULT
+/// containing `fanotify-eperm` (read once per process) makes it fail with EPERM.
+int emojiart_listing_monitor_open(const char *directory);
+
+/// Reads, without blocking, up to `capacity` events from `fd` (from emojiart_listing_monitor_open) into `events`,
+/// leaving out those of the process `own_pid`. Returns how many were stored (0: none queued), or -1 with errno.
+int emojiart_listing_monitor_read(int fd, int32_t own_pid, struct emojiart_listing_event *events, int capacity);
+
 // MARK: - Wake-up descriptor (eventfd.c)
 
 /// eventfd(2) with a zero counter, EFD_CLOEXEC and EFD_NONBLOCK: a descriptor that a write of 8 bytes makes

@@ -17,7 +17,14 @@ final class AgentTestHooks: Sendable {
     private let beforeDirectoryFlush = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let gate = Mutex<RenameGate?>(nil)
 
-    init() {}
+    /// How long another process holding DIR open keeps the rename gate shut after its last listing or deletion
+    /// (`RenameGate.listingHoldLimit`): a test that pauses such a process sets it long, so a slow machine cannot
+    /// open the gate under it.
+    let listingHoldLimit: Duration?
+
+    init(listingHoldLimit: Duration? = nil) {
+        self.listingHoldLimit = listingHoldLimit
+    }
 
     /// The agent's rename gate, once its storage is made: a test holds it shut (`RenameGate.holdShut`) and sees who
     /// waits for it.

@@ -37,7 +37,7 @@ struct WatchService: AgentService {
         }
         mode.set(.inotify)
         let backlog = WatchBacklog()
-        gate.startWatching()
+        gate.startWatching(listings: listingMonitor())
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -64,6 +64,20 @@ struct WatchService: AgentService {
         if Task.isCancelled || stop.isRequested { return }
         // The stream ended while DIR is still the same folder: poll(2) or read(2) on inotify failed.
         fallBackToRescans(watcher.failure?.message ?? "the watch ended")
+    }
+
+    /// Who else opens and lists DIR, for the gate (`RenameGate`); nil, said once in the log, where fanotify cannot
+    /// serve (a kernel older than 5.13 without `CAP_SYS_ADMIN`, a file system without file handles).
+    private func listingMonitor() -> DirectoryListingMonitor? {
+        do {
+            return try DirectoryListingMonitor(path: directory.root)
+        } catch {
+            logger.notice("fanotify unavailable, cannot tell when another program lists DIR", metadata: [
+                "event": "watch", "result": "no-listing-monitor", "error": .string(error.message),
+                "effect": "a 'rm -rf DIR' during a large sync may fail with 'Directory not empty'",
+            ])
+            return nil
+        }
     }
 
     /// Hands the backlog's events to the keeper as they come due, until the watch ends, DIR is gone (then the

@@ -45,7 +45,9 @@ final class DiskStorage {
         self.flushDescriptor = open(directory.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         self.temporaryFolder = TemporaryFolder(path: directory.temporaryDirectory)
         self.status = PathStatus(hooks: hooks, root: directory.root, descriptor: descriptor)
-        let gate = RenameGate(stateProbes: [directory.lockPath, directory.indexPath])
+        let gate = RenameGate(
+            stateProbes: [directory.lockPath, directory.indexPath],
+            listingHoldLimit: hooks?.listingHoldLimit ?? RenameGate.defaultListingHoldLimit)
         hooks?.attach(gate)
         self.gate = gate
         self.ownership = OwnershipGuard(

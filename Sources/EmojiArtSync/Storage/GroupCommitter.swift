@@ -296,7 +296,9 @@ final class GroupCommitter {
         return mine
     }
 
-    private func commitBatch(_ batch: [PendingFile], of lane: Lane) async -> [Result<Outcome, any Error>] {
+    private func commitBatch(_ files: [PendingFile], of lane: Lane) async -> [Result<Outcome, any Error>] {
+        // A file taken back after its link (`installAndRecord`) is put in again as the named file it became.
+        var batch = files
         TestFaultSwitch.killIfAsked(at: .afterWrites)
         // 1. Durable bytes, once for the batch, off the silo.
         let folder = storage.temporaryFolder
@@ -310,23 +312,28 @@ final class GroupCommitter {
         // change a path between its decision and its rename, and a repair or a person's request waits for one chunk,
         // not for the thousands of renames of a cold pass's batch. Nothing is renamed into DIR while it is being
         // emptied, nor ever once it is gone (`RenameGate`): the gate is asked before each chunk.
-        var outcomes: [Result<Outcome, any Error>] = []
-        outcomes.reserveCapacity(batch.count)
+        var outcomes = [Result<Outcome, any Error>?](repeating: nil, count: batch.count)
         var installed: [InstalledFile] = []
-        var chunkStart = 0
-        while chunkStart < batch.count {
-            if chunkStart > 0 { await Task.yield() }
-            var chunk = batch[chunkStart..<min(batch.count, chunkStart + Self.renamesPerTurn)]
+        // Positions in the batch still to put in place, in order; `next` is the first of them.
+        var waiting = Array(batch.indices)
+        var next = 0
+        while next < waiting.count {
+            if next > 0 { await Task.yield() }
+            let turn = waiting[next..<min(waiting.count, next + Self.renamesPerTurn)]
             if let gone = await storage.gate.waitUntilOpen() {
-                for file in chunk { file.file.discard() }
                 let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
-                outcomes.append(contentsOf: chunk.map { _ in .failure(error) })
-                chunkStart = chunk.endIndex
+                for position in turn {
+                    batch[position].file.discard()
+                    outcomes[position] = .failure(error)
+                }
+                next = turn.endIndex
                 continue
             }
-            installed.append(contentsOf: installAndRecord(&chunk, lane: lane, outcomes: &outcomes))
-            chunkStart = chunk.endIndex
-            storage.status.hooks?.runAfterRenameTurn(lane, files: chunk.count)
+            let done = installAndRecord(turn, of: &batch, lane: lane, outcomes: &outcomes)
+            installed.append(contentsOf: done.installed)
+            next += done.handled
+            waiting.append(contentsOf: done.takenBack)
+            storage.status.hooks?.runAfterRenameTurn(lane, files: done.handled)
         }
         TestFaultSwitch.killIfAsked(at: .afterTransaction)
         // 3. Durable renames, once for the batch (the temporary directory's entries need no flush: a temporary
@@ -340,7 +347,7 @@ final class GroupCommitter {
                 for file in installed { outcomes[file.position] = .failure(error) }
             }
         }
-        return outcomes
+        return outcomes.map { $0 ?? .failure(SyncError(.system, "a file of the batch was never put in place")) }
     }
 
     /// A file of the batch put at its path: its position in the batch, the identity of the file put there, whether
@@ -352,50 +359,71 @@ final class GroupCommitter {
         let fingerprint: FileFingerprint?
     }
 
+    /// Files taken back after their link because another process listed DIR meanwhile (`installAndRecord`), since
+    /// the committer was made; for tests.
+    private(set) var filesTakenBack = 0
+
     /// Files renamed and recorded in one turn of the silo, at most (`commitBatch`): about 3 ms of renames, status
     /// calls and inserts on a busy machine.
     nonisolated static let renamesPerTurn = 64
 
-    /// Decides, renames and records `chunk` (positions of the batch), with no suspension: appends each file's
-    /// outcome to `outcomes` (whose count is the chunk's first position) and returns the files installed, by their
-    /// position in the batch. The gate is looked at again (in memory, without its probes) before each rename: a
-    /// deletion the watcher reports meanwhile means `rm -rf DIR` may have begun, and a name renamed in after `rm`
-    /// listed DIR makes it fail with "Directory not empty". Then `chunk` is cut to the files handled, and the others
-    /// wait at the gate in the next turn.
+    /// Decides, renames and records the files of `batch` at the positions `turn`, with no suspension: sets each
+    /// handled file's outcome in `outcomes` and returns the files installed, how many of `turn` were handled (from
+    /// its start) and the positions taken back. The gate is looked at again (in memory, without its probes) before
+    /// each rename: a deletion the watcher reports meanwhile means `rm -rf DIR` may have begun, and a name renamed in
+    /// after `rm` listed DIR makes it fail with "Directory not empty"; the files not handled wait at the gate in the
+    /// next turn. After the renames, the listings of DIR by other processes are counted again: when one began during
+    /// the turn it may have passed the turn's new files, which are taken back (`takeBack`, their positions returned,
+    /// their files in `batch` replaced by the named files they became) and put in place again once the gate opens.
     private func installAndRecord(
-        _ chunk: inout ArraySlice<PendingFile>, lane: Lane, outcomes: inout [Result<Outcome, any Error>]
-    ) -> [InstalledFile] {
+        _ turn: ArraySlice<Int>, of batch: inout [PendingFile], lane: Lane, outcomes: inout [Result<Outcome, any Error>?]
+    ) -> (installed: [InstalledFile], handled: Int, takenBack: [Int]) {
         let rows: [IndexEntry?]
         do {
-            rows = try ownRows(chunk)
+            rows = try ownRows(turn.map { batch[$0] })
         } catch {
-            for file in chunk { file.file.discard() }
-            outcomes.append(contentsOf: chunk.map { _ in .failure(error) })
-            return []
-        }
-        var installed: [InstalledFile] = []
-        for (file, row) in zip(chunk, rows) {
-            if !storage.gate.admitsRenameNow {
-                chunk = chunk[..<outcomes.count]
-                break
+            for position in turn {
+                batch[position].file.discard()
+                outcomes[position] = .failure(error)
             }
+            return ([], turn.count, [])
+        }
+        let gate = storage.gate
+        let listingsBefore = gate.listingCount
+        var installed: [InstalledFile] = []
+        var handled = 0
+        for (position, row) in zip(turn, rows) {
+            if !gate.admitsRenameNow { break }
+            let file = batch[position]
             let (outcome, placed) = install(file, row: row)
             if let placed {
                 installed.append(InstalledFile(
-                    position: outcomes.count, identity: file.identity, replaced: placed.replaced, fingerprint: placed.fingerprint))
+                    position: position, identity: file.identity, replaced: placed.replaced, fingerprint: placed.fingerprint))
             }
-            outcomes.append(outcome)
+            outcomes[position] = outcome
+            handled += 1
             storage.status.hooks?.runAfterRename(lane)
+        }
+        var takenBack: [Int] = []
+        if !installed.isEmpty, gate.countListingsNow() != listingsBefore {
+            installed.removeAll { file in
+                guard !file.replaced, let again = takeBack(batch[file.position]) else { return false }
+                batch[file.position] = again
+                outcomes[file.position] = nil
+                takenBack.append(file.position)
+                return true
+            }
+            filesTakenBack += takenBack.count
         }
         TestFaultSwitch.killIfAsked(at: .beforeTransaction)
         do {
-            let new = try record(installed.map { (chunk[$0.position].entry, $0) })
+            let new = try record(installed.map { (batch[$0.position].entry, $0) })
             for (file, isNew) in zip(installed, new) {
                 if case .success(.installed(_, let movedAside)) = outcomes[file.position] {
                     outcomes[file.position] = .success(.installed(isNew: isNew, movedAside: movedAside))
                 }
             }
-            return installed
+            return (installed, handled, takenBack)
         } catch {
             // No rows (a full disk, say): a new file left in place would look like the user's from now on. It
             // is taken back (nothing ran in between); a replaced file keeps its old row and is repaired later.
@@ -403,7 +431,7 @@ final class GroupCommitter {
                 let position = file.position
                 if !file.replaced {
                     do {
-                        _ = try storage.ownership.remove(chunk[position].entry.name, own: file.identity, expected: nil)
+                        _ = try storage.ownership.remove(batch[position].entry.name, own: file.identity, expected: nil)
                     } catch let removal {
                         outcomes[position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
                         continue
@@ -411,15 +439,36 @@ final class GroupCommitter {
                 }
                 outcomes[position] = .failure(error)
             }
-            return []
+            return ([], handled, takenBack)
         }
+    }
+
+    /// Takes `file`, just linked or renamed to its path, back out of DIR into the state directory's `taken/`, as the
+    /// named staged file it then is (its bytes durable already), to be put in place again. Nil when it stays where it
+    /// is: the file at the path is not the one put there (someone else's, put back at once), or it could not be taken
+    /// (then at worst a `rm -rf DIR` under way fails, as it would have without the look).
+    private func takeBack(_ file: PendingFile) -> PendingFile? {
+        let held: OwnershipGuard.HeldFile?
+        do {
+            held = try storage.ownership.take(file.entry.name)
+        } catch {
+            return nil
+        }
+        guard let held else { return nil }
+        guard held.identity == file.identity else {
+            // Never another's file: back at its name, or beside it; if even that fails it stays in `taken/`,
+            // which is handed back to DIR at the next start.
+            _ = try? storage.ownership.putBack(held)
+            return nil
+        }
+        return PendingFile(key: file.key, file: StagedFile(path: held.path, identity: held.identity), entry: file.entry, flushed: true)
     }
 
     /// The row that records each file's path as the agent's, for that file's key (nil: the path is not the
     /// agent's), in the same turn of the silo as the renames. A key known to have no row (`knownRows`: every file
     /// of a cold pass) is not looked up; the others are read in one transaction (each statement outside one takes
     /// and drops SQLite's locks).
-    private func ownRows(_ batch: ArraySlice<PendingFile>) throws(SyncError) -> [IndexEntry?] {
+    private func ownRows(_ batch: [PendingFile]) throws(SyncError) -> [IndexEntry?] {
         let unknown = batch.map { knownRows.isStored($0.key) != false }
         guard unknown.contains(true) else { return Array(repeating: nil, count: batch.count) }
         return try index.readTransaction { () throws(SyncError) in

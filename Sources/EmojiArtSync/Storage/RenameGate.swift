@@ -29,6 +29,16 @@ import Glibc
 /// of a burst (a pause of `rm` on a busy machine is far shorter). The watcher feeds it on the thread that
 /// reads inotify, as each batch is read (`DirectoryWatcher`'s `sifting`), not from a task: the cooperative pool
 /// busy with a sync's jobs, or a repair that keeps the acting task busy, never hides a deletion from the gate. Without a watcher (`--once`) it is always open.
+///
+/// Deletions come too late for one case: `rm -rf DIR` opens DIR and lists it (all of it, up to 100,000 entries) before
+/// it deletes anything, and a file linked after that listing passed its place is never seen by `rm`, whose last
+/// `rmdir` then fails with "Directory not empty". So the gate also hears, from a `DirectoryListingMonitor`, when
+/// another process opens, lists or closes DIR itself: it stays shut while another process holds DIR open (as `rm`
+/// does from its listing to its last deletion) and has listed or deleted something in the last `listingHoldLimit` (2 s;
+/// 30 s at most from its open, `listingHoldCap`), and for `burstQuiet` after any listing (`ls`, a file manager). A listing that begins while the committer links a
+/// turn's files may have passed some of them: the committer compares `listingCount` before the turn with
+/// ``countListingsNow()`` after it, and takes that turn's new files back to link them again once the gate opens
+/// (`GroupCommitter`): a listing that began after that count sees every file linked before it.
 final class RenameGate: Sendable {
     /// The quiet after a deletion that came alone: the time for the next deletion of a burst to be seen.
     static let loneQuiet = Duration.milliseconds(5)
@@ -39,6 +49,16 @@ final class RenameGate: Sendable {
     static let burstGap = Duration.milliseconds(10)
     /// How long an announced removal waits for its event before it is forgotten.
     static let expectationLifetime = Duration.seconds(5)
+    /// Another process holding DIR open keeps the gate shut until it has neither listed DIR nor deleted from it for
+    /// this long: `rm -rf` holds it from its listing to its last deletion, while a program that merely keeps DIR
+    /// open (or whose close was lost) never holds the agent back for longer.
+    static let defaultListingHoldLimit = Duration.seconds(2)
+    /// However busy, holders keep the gate shut for this long at most from when the first of them opened DIR: a
+    /// program that keeps DIR open and lists it every second never stops the agent for good. `rm -rf` of a million
+    /// files takes longer, but its deletions keep the gate shut by themselves.
+    static let listingHoldCap = Duration.seconds(30)
+    /// How often a waiter looks again while another process holds DIR open.
+    static let holderRecheck = Duration.milliseconds(5)
 
     private struct State {
         var lastDeletion: ContinuousClock.Instant?
@@ -55,6 +75,35 @@ final class RenameGate: Sendable {
         var looks = 0
         /// Shut by a test (`holdShut`), whatever DIR does.
         var heldByTest = false
+        /// Who else opens and lists DIR (nil: no watcher, or fanotify is not available).
+        var listings: DirectoryListingMonitor?
+        /// Descriptors of DIR other processes hold open now, as far as their opens and closes say.
+        var listingHolders = 0
+        /// Since when `listingHolders` is above 0.
+        var heldSince: ContinuousClock.Instant?
+        /// When another process last opened or listed DIR.
+        var lastListing: ContinuousClock.Instant?
+        /// Opens and listings of DIR by other processes (and lost events) seen so far.
+        var listingCount = 0
+
+        /// Takes in what the listing monitor has queued.
+        mutating func drainListings(now: ContinuousClock.Instant) {
+            guard let activity = listings?.drain(), !activity.isEmpty else { return }
+            if activity.overflowed {
+                // Unknown: whoever held DIR open may have closed it; shut as after a listing.
+                listingHolders = 0
+                heldSince = nil
+                listingCount += 1
+                lastListing = now
+                return
+            }
+            listingHolders = max(0, listingHolders + activity.opened - activity.closed)
+            heldSince = listingHolders == 0 ? nil : heldSince ?? now
+            if activity.opened + activity.read > 0 {
+                listingCount += activity.opened + activity.read
+                lastListing = now
+            }
+        }
     }
 
     private let state = Mutex(State())
@@ -62,13 +111,22 @@ final class RenameGate: Sendable {
     /// is inside the state directory, where the watcher on DIR sees nothing.
     private let stateProbes: [String]
 
-    init(stateProbes: [String] = []) {
+    /// How long another process holding DIR open keeps the gate shut after it last listed or deleted there
+    /// (`defaultListingHoldLimit`; a test sets a longer one so a slow machine cannot open the gate under it).
+    let listingHoldLimit: Duration
+
+    init(stateProbes: [String] = [], listingHoldLimit: Duration = RenameGate.defaultListingHoldLimit) {
         self.stateProbes = stateProbes
+        self.listingHoldLimit = listingHoldLimit
     }
 
-    /// A watcher feeds the gate from now on (the agent's own removals are announced only then).
-    func startWatching() {
-        state.withLock { $0.watching = true }
+    /// A watcher feeds the gate from now on (the agent's own removals are announced only then), and `listings`,
+    /// when there is one, tells it who else opens and lists DIR.
+    func startWatching(listings: DirectoryListingMonitor? = nil) {
+        state.withLock {
+            $0.watching = true
+            $0.listings = listings
+        }
     }
 
     /// DIR or its state directory is gone: nothing is ever renamed into DIR again. `why` says what happened.
@@ -163,6 +221,21 @@ final class RenameGate: Sendable {
         return true
     }
 
+    /// Opens and listings of DIR by other processes seen so far, without looking for new ones: what the committer
+    /// reads before a turn's links (``countListingsNow()`` after them).
+    var listingCount: Int { state.withLock { $0.listingCount } }
+
+    /// Opens and listings of DIR by other processes seen so far, after taking in those queued now (one read of the
+    /// monitor). When it is still what ``listingCount`` said before a file was linked, no process opened DIR between
+    /// that look and now: any listing still to come sees the file.
+    func countListingsNow() -> Int {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.drainListings(now: now)
+            return state.listingCount
+        }
+    }
+
     /// Until when renames wait now (nil: not shut by a deletion so far); for tests.
     var shutUntil: ContinuousClock.Instant? { state.withLock { $0.shutUntil } }
 
@@ -185,6 +258,8 @@ final class RenameGate: Sendable {
     /// look, no waiting: what a transfer's write callback may ask before it makes a file. A state file found
     /// deleted shuts the gate for good and is reported once (`whenStateFileDeleted`).
     private func look() -> Verdict {
+        let now = ContinuousClock.now
+        state.withLock { $0.drainListings(now: now) }
         let verdict = lookInMemory()
         guard case .open = verdict, state.withLock({ $0.watching }) else { return verdict }
         if let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
@@ -200,11 +275,21 @@ final class RenameGate: Sendable {
 
     /// `look()` without the state files' probes (no system call): what the deletions seen and a fatal error say.
     private func lookInMemory() -> Verdict {
-        let (gone, until, held) = state.withLock { ($0.gone, $0.shutUntil, $0.heldByTest) }
-        if let gone { return .gone(gone) }
-        if held { return .shut(until: ContinuousClock.now.advanced(by: .milliseconds(2))) }
-        if let until, until > .now { return .shut(until: until) }
-        return .open
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            if let gone = state.gone { return .gone(gone) }
+            if state.heldByTest { return .shut(until: now.advanced(by: .milliseconds(2))) }
+            if let until = state.shutUntil, until > now { return .shut(until: until) }
+            if let listed = state.lastListing {
+                // Another process holds DIR open and still works in it (lists it, or deletes from it).
+                let active = max(listed, state.lastDeletion ?? listed)
+                if let since = state.heldSince, now - active < listingHoldLimit, now - since < max(listingHoldLimit, Self.listingHoldCap) {
+                    return .shut(until: now.advanced(by: Self.holderRecheck))
+                }
+                if now - listed < Self.burstQuiet { return .shut(until: listed.advanced(by: Self.burstQuiet)) }
+            }
+            return .open
+        }
     }
 
     /// Whether a rename may happen now as far as the deletions seen so far say: one look at memory, for the committer

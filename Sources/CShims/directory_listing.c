@@ -1,0 +1,74 @@
+#define _GNU_SOURCE
+#include "CShims.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <unistd.h>
+
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static int fault_no_fanotify = 0;
+
+/// Reads the test-only fault switch EMOJIART_SYNC_TEST_FAULT once per process.
+static void read_fault_switch(void) {
+    const char *faults = getenv("EMOJIART_SYNC_TEST_FAULT");
+    fault_no_fanotify = faults != NULL && strstr(faults, "fanotify-eperm") != NULL;
+}
+
+int emojiart_listing_monitor_open(const char *directory) {
+    pthread_once(&fault_once, read_fault_switch);
+    if (fault_no_fanotify) {
+        errno = EPERM;
+        return -1;
+    }
+    // FAN_REPORT_FID: what lets a process without CAP_SYS_ADMIN use fanotify (Linux 5.13), with inode marks only.
+    int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_FID, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    // An inode mark without FAN_EVENT_ON_CHILD: events on DIR itself, never on the files in it. FAN_ONDIR: DIR is a
+    // directory (without it, events on directories are not reported).
+    uint64_t mask = FAN_OPEN | FAN_ACCESS | FAN_CLOSE_NOWRITE | FAN_ONDIR;
+    if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_ONLYDIR | FAN_MARK_DONT_FOLLOW, mask, AT_FDCWD, directory) != 0) {
+        int code = errno;
+        close(fd);
+        errno = code;
+        return -1;
+    }
+    return fd;
+}
+
+int emojiart_listing_monitor_read(int fd, int32_t own_pid, struct emojiart_listing_event *events, int capacity) {
+    // Aligned for the kernel's records (struct fanotify_event_metadata and the info records after it).
+    char buffer[4096] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+    int count = 0;
+    while (count < capacity) {
+        ssize_t length = read(fd, buffer, sizeof buffer);
+        if (length < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return count;
+            return count > 0 ? count : -1;
+        }
+        if (length == 0) return count;
+        struct fanotify_event_metadata *event = (struct fanotify_event_metadata *)buffer;
+        while (FAN_EVENT_OK(event, length) && count < capacity) {
+            if (event->vers == FANOTIFY_METADATA_VERSION) {
+                // With FAN_REPORT_FID, event->fd is FAN_NOFD: no descriptor to close.
+                if (event->fd >= 0) close(event->fd);
+                if (event->mask & FAN_Q_OVERFLOW) {
+                    events[count++] = (struct emojiart_listing_event){ .kind = EMOJIART_LISTING_OVERFLOW, .pid = 0 };
+                } else if (event->pid != own_pid) {
+                    int kind = (event->mask & FAN_OPEN) ? EMOJIART_LISTING_OPEN
+                        : (event->mask & FAN_CLOSE_NOWRITE) ? EMOJIART_LISTING_CLOSE : EMOJIART_LISTING_READ;
+                    events[count++] = (struct emojiart_listing_event){ .kind = kind, .pid = event->pid };
+                    // One record may carry an open and a read merged, or a read and a close: count each.
+                    if ((event->mask & FAN_OPEN) && (event->mask & FAN_CLOSE_NOWRITE) && count < capacity) {
+                        events[count++] = (struct emojiart_listing_event){ .kind = EMOJIART_LISTING_CLOSE, .pid = event->pid };
+                    }
+                }
+            }
+            event = FAN_EVENT_NEXT(event, length);
+        }
+    }
+    return count;
+}

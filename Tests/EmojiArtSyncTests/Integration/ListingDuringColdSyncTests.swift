@@ -1,0 +1,144 @@
+import EmojiArtGallery
+@testable import EmojiArtSync
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `rm -rf DIR` during the agent's cold sync removes DIR whole. `rm` opens DIR, lists all of it, and only then
+/// deletes what it listed, holding DIR open until its last deletion; a file the agent linked after that listing was
+/// never deleted, and `rm` ended with "Directory not empty" (at 100,000 files: 3 runs in 3, 1 to 282 files left).
+/// The rename gate now hears of another program's listing (`DirectoryListingMonitor`) and stays shut while that
+/// program holds DIR open; a turn of links a listing began during is taken back and linked again later.
+@Suite(.timeLimit(.minutes(3)))
+struct ListingDuringColdSyncTests {
+    /// What `rm -rf DIR` does, begun when the file `start` appears, with a pause between its listing and its
+    /// deletions until the file `go` appears: the agent's next turn comes in that pause, every time.
+    static func removingScript(in folder: TemporaryDirectory) throws -> String {
+        let script = folder.file("remove.sh")
+        try """
+        while [ ! -e "$2/start" ]; do sleep 0.005; done
+        exec 3<"$1"
+        ls -f "$1" > "$2/listing"
+        : > "$2/listed"
+        while [ ! -e "$2/go" ]; do sleep 0.02; done
+        cd "$1" || exit 2
+        while read -r name; do
+            case "$name" in .|..) ;; *) rm -rf -- "$name" || exit 3 ;; esac
+        done < "$2/listing"
+        cd / && exec 3<&-
+        rmdir "$1"
+        """.write(toFile: script, atomically: false, encoding: .utf8)
+        return script
+    }
+
+    @Test func rmOfDIRDuringTheColdSyncRemovesItWhole() async throws {
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small)
+        let parent = TemporaryDirectory("listed")
+        let scripts = TemporaryDirectory("listed-script")
+        let dirPath = parent.file("emoji")
+        var configuration = try gallery.configuration(dir: dirPath)
+        configuration.schedule.pollInterval = .seconds(3600)
+        // The pause lasts what the test needs: a slow machine never opens the gate under the holder.
+        let hooks = AgentTestHooks(listingHoldLimit: .seconds(3600))
+        configuration.testHooks = hooks
+        let remover = try ChildProcess(executable: "/bin/sh", [try Self.removingScript(in: scripts), dirPath, scripts.path])
+        let (start, listed) = (scripts.file("start"), scripts.file("listed"))
+        // After the pass's first turn, in the silo: the listing is made before the next turn begins.
+        let started = Shared(false)
+        hooks.setAfterRenameTurn { lane, _ in
+            guard lane == .pass, !started.value else { return }
+            started.set(true)
+            _ = FileManager.default.createFile(atPath: start, contents: nil)
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            while !FileManager.default.fileExists(atPath: listed), ContinuousClock.now < deadline { usleep(1000) }
+        }
+        let agent = try await RunningAgent(configuration)
+        let ended = Mutex<EmojiArtSync.ExitStatus?>(nil)
+        let watcher = Task {
+            let status = await agent.task.value
+            ended.withLock { $0 = status }
+        }
+        #expect(await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: listed) })
+        let listing = try String(contentsOfFile: scripts.file("listing"), encoding: .utf8)
+        let listedFiles = listing.split(separator: "\n").filter { $0.hasPrefix("gallery_image_") }.count
+        try #require(listedFiles < gallery.validNumbers.count, "the listing was made after the sync (\(listedFiles) files)")
+        // The agent's next turn waits at the gate; before, nothing held it and the sync went on to its end.
+        let gate = try #require(hooks.renameGate)
+        let synced = { logLines(dirPath).contains { $0.contains("event=poll") } }
+        #expect(await eventually(timeout: .seconds(60)) { !gate.isOpen || synced() })
+        #expect(!synced(), "the sync ended while another program held DIR open after listing it")
+        #expect(FileManager.default.createFile(atPath: scripts.file("go"), contents: nil))
+        let status = await remover.waitForExit(timeout: .seconds(60))
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: dirPath)) ?? []).count
+        #expect(status == 0, "rm left \(left) names in DIR")
+        #expect(!FileManager.default.fileExists(atPath: dirPath), "DIR is still there")
+        let stopped = await eventually(timeout: .seconds(20)) { ended.withLock { $0 } != nil }
+        if !stopped { _ = await agent.stop() }
+        _ = await watcher.result
+        #expect(ended.withLock { $0 } == .fatal, "exit status 1")
+        await gallery.stop()
+    }
+
+    /// Another program lists DIR right after the agent linked a file (the test runs `ls` between two links of a
+    /// turn): that listing may have begun before the link, so the turn's new files are taken back out of DIR and
+    /// linked again once the gate opens. Each ends at its path, recorded as the agent's, and nothing is left in
+    /// the state directory's `taken/`.
+    @Test func aTurnAListingBeganDuringIsTakenBackAndLinkedAgain() async throws {
+        let gallery = try await GalleryFixture(count: 120, imageSize: .small)
+        let dir = TemporaryDirectory("listed-turn")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
+        let listings = Shared(0)
+        let root = dir.path
+        hooks.setAfterRename { lane in
+            guard lane == .pass, listings.value == 0 else { return }
+            listings.set(1)
+            _ = try? ChildProcess.runBlocking(executable: "/bin/ls", ["-f", root])
+        }
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
+        let committer = agent.background.agent.core.committer
+        let takenBack = await committer.filesTakenBack
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        #expect(listings.value == 1)
+        #expect(takenBack >= 1, "no file was taken back after the listing")
+        for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+        #expect(!names.contains { $0.contains(".conflict-") }, "\(names.filter { $0.contains(".conflict-") })")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/.emojiart-sync/taken")) ?? []).isEmpty)
+        let status = try AgentStatus.read(from: dir.path + "/.emojiart-sync/status.json")
+        #expect(status.assets.ok == gallery.validNumbers.count)
+    }
+}
+
+extension ListingDuringColdSyncTests {
+    /// Where fanotify cannot serve (a kernel older than 5.13 without `CAP_SYS_ADMIN`, a file system without file
+    /// handles; here the test fault `fanotify-eperm`), the agent says so once in its log and syncs as before.
+    @Test func withoutFanotifyTheAgentSaysSoAndSyncs() async throws {
+        let gallery = try await GalleryFixture(count: 5)
+        let parent = TemporaryDirectory("no-fanotify")
+        let dirPath = parent.file("emoji")
+        let agent = try AgentProcess(
+            ["--dir", dirPath, "--server", gallery.baseURL, "-q", "--interval", "3600"], outputDirectory: parent.path,
+            environment: ["EMOJIART_SYNC_TEST_FAULT": "fanotify-eperm"])
+        defer { agent.signal(SIGKILL) }
+        let said = await eventually {
+            logLines(dirPath).contains { $0.contains("event=watch") && $0.contains("result=no-listing-monitor") }
+                && gallery.validNumbers.allSatisfy { FileManager.default.fileExists(atPath: dirPath + "/gallery_image_\($0).png") }
+        }
+        #expect(said, "\(logLines(dirPath).suffix(5))")
+        agent.signal(SIGTERM)
+        #expect(await agent.waitForExit(timeout: .seconds(20)) == 0)
+        let notices = logLines(dirPath).filter { $0.contains("result=no-listing-monitor") }
+        #expect(notices.count == 1 && notices[0].contains("Operation not permitted"), "\(notices)")
+        await gallery.stop()
+    }
+}

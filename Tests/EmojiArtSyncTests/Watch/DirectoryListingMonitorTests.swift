@@ -1,0 +1,64 @@
+@testable import EmojiArtSync
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who lists DIR (`DirectoryListingMonitor`, fanotify with a mark on DIR alone) and what that does to the rename
+/// gate: another program's listing is seen, the agent's own and reads of the files in DIR are not; while another
+/// program holds DIR open and lists it, as `rm -rf` does from its listing to its last deletion, nothing is put in.
+@Suite(.timeLimit(.minutes(2))) struct DirectoryListingMonitorTests {
+    /// A script that does what `rm -rf DIR` does before it deletes anything (it opens DIR, keeps it open and lists
+    /// it), says so with the file `listed`, and keeps DIR open until the file `go` appears.
+    static func holdingScript(in folder: TemporaryDirectory) throws -> String {
+        let script = folder.file("hold.sh")
+        try """
+        exec 3<"$1"
+        ls -f "$1" > /dev/null
+        : > "$2/listed"
+        while [ ! -e "$2/go" ]; do sleep 0.02; done
+        """.write(toFile: script, atomically: false, encoding: .utf8)
+        return script
+    }
+
+    @Test func anotherProgramsListingIsSeenButNotTheAgentsOwnNorReadsOfItsFiles() throws {
+        let dir = TemporaryDirectory("listing")
+        #expect(FileManager.default.createFile(atPath: dir.file("a.png"), contents: Data([1, 2, 3])))
+        let monitor = try DirectoryListingMonitor(path: dir.path)
+        // The agent's own listing (this process).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["a.png"])
+        #expect(monitor.drain().isEmpty)
+        // Another program reads a file in DIR: not a listing of DIR.
+        #expect(try ChildProcess.runBlocking(executable: "/bin/cat", [dir.file("a.png")]).status == 0)
+        #expect(monitor.drain().isEmpty)
+        // Another program lists DIR: an open and a close (the read may come merged with the open).
+        #expect(try ChildProcess.runBlocking(executable: "/bin/ls", ["-f", dir.path]).status == 0)
+        let activity = monitor.drain()
+        #expect(activity.opened == 1 && activity.closed == 1 && !activity.overflowed, "\(activity)")
+        #expect(monitor.drain().isEmpty)
+    }
+
+    @Test func theGateStaysShutWhileAnotherProgramHoldsDIROpenAndOpensOnceItCloses() async throws {
+        let dir = TemporaryDirectory("listing-gate")
+        let folder = TemporaryDirectory("listing-script")
+        // A hold limit far beyond the test's run: only the close can open the gate.
+        let gate = RenameGate(listingHoldLimit: .seconds(3600))
+        gate.startWatching(listings: try DirectoryListingMonitor(path: dir.path))
+        #expect(gate.isOpen)
+        let counted = gate.listingCount
+        let holder = try ChildProcess(executable: "/bin/sh", [try Self.holdingScript(in: folder), dir.path, folder.path])
+        #expect(await eventually { FileManager.default.fileExists(atPath: folder.file("listed")) })
+        #expect(gate.countListingsNow() > counted)
+        #expect(!gate.isOpen, "open while another program holds DIR open after listing it")
+        // Still shut well past the quiet after a listing: it is the holder that keeps it shut.
+        let quietEnd = ContinuousClock.now.advanced(by: RenameGate.burstQuiet * 3)
+        try await Task.sleep(until: quietEnd, clock: .continuous)
+        #expect(!gate.isOpen, "opened while another program still held DIR open")
+        #expect(FileManager.default.createFile(atPath: folder.file("go"), contents: nil))
+        #expect(await holder.waitForExit(timeout: .seconds(20)) == 0)
+        #expect(await gate.waitUntilOpen() == nil)
+    }
+}
