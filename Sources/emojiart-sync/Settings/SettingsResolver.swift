@@ -2,6 +2,10 @@ import Configuration
 import FoundationEssentials
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Resolves every `RunSetting` through swift-configuration, first match wins: the flags given on the command
 /// line, then the environment (`EMOJIART_SYNC_*`), then the config file, then the default. Remembers which
 /// of these answered each setting, for `emojiart-sync config`.
@@ -35,11 +39,28 @@ struct SettingsResolver {
         return home + "/.config/emojiart-sync/config"
     }
 
+    /// Why the config file at `path` cannot be read (a folder on the way that may not be searched, a loop of
+    /// links, a folder in its place), in words; nil when it can be, or is missing (then it is empty).
+    static func whyUnreadable(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            return code == ENOENT || code == ENOTDIR ? nil : String(cString: strerror(code))
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return "it is a folder" }
+        return nil
+    }
+
     /// Reads the config file (a missing one is empty). Throws when it is malformed, naming path and line.
     init(flags: [RunSetting: String], environment: [String: String] = ProcessInfo.processInfo.environment) async throws {
         self.environment = environment
         configFile = Self.configFilePath(environment: environment)
         configFileExists = FileManager.default.fileExists(atPath: configFile)
+        if let problem = Self.whyUnreadable(configFile) {
+            throw SettingsError("cannot read the config file \(configFile): \(problem)")
+        }
         let flagValues = Dictionary(uniqueKeysWithValues: flags.map { setting, value in
             (AbsoluteConfigKey([setting.rawValue]), ConfigValue(.string(value), isSecret: false))
         })

@@ -32,3 +32,23 @@ struct ConfigFileCommentTests {
         #expect(!bad.stderr.contains("Usage:"), "a file's error is not followed by the usage text: \(bad.stderr)")
     }
 }
+
+extension ConfigFileCommentTests {
+    /// A config file that is there but cannot be read (a loop of links, a folder in its place; a folder on the way
+    /// the user may not search, which root cannot be refused) is said in words, with status 64. Before, the message
+    /// was Foundation's error dumped whole ("CocoaError(code: ... POSIXErrorCode.ELOOP ...)").
+    @Test func anUnreadableConfigFileIsSaidInWords() async throws {
+        let out = TemporaryDirectory("unreadable-out")
+        let xdg = TemporaryDirectory("unreadable-xdg")
+        try FileManager.default.createDirectory(atPath: xdg.file("emojiart-sync"), withIntermediateDirectories: true)
+        let config = xdg.file("emojiart-sync/config")
+        #expect(symlink(config, config) == 0)
+        let loop = try await AgentProcess.run(["config"], outputDirectory: out.path, environment: ["XDG_CONFIG_HOME": xdg.path])
+        #expect(loop.status == 64, "\(loop.stderr)")
+        #expect(loop.stderr == "emojiart-sync: cannot read the config file \(config): Too many levels of symbolic links\n", "\(loop.stderr)")
+        #expect(unlink(config) == 0 && mkdir(config, 0o755) == 0)
+        let folder = try await AgentProcess.run(["--once", "--dir", out.file("emoji")], outputDirectory: out.path, environment: ["XDG_CONFIG_HOME": xdg.path])
+        #expect(folder.status == 64, "\(folder.stderr)")
+        #expect(folder.stderr == "emojiart-sync: cannot read the config file \(config): it is a folder\n", "\(folder.stderr)")
+    }
+}
