@@ -36,7 +36,8 @@ struct ListingDuringColdSyncTests {
         return script
     }
 
-    @Test func rmOfDIRDuringTheColdSyncRemovesItWhole() async throws {
+    @Test(.enabled(if: Fanotify.works, "fanotify cannot be used here"))
+    func rmOfDIRDuringTheColdSyncRemovesItWhole() async throws {
         let gallery = try await GalleryFixture(count: 300, imageSize: .small)
         let parent = TemporaryDirectory("listed")
         let scripts = TemporaryDirectory("listed-script")
@@ -88,7 +89,8 @@ struct ListingDuringColdSyncTests {
     /// turn): that listing may have begun before the link, so the turn's new files are taken back out of DIR and
     /// linked again once the gate opens. Each ends at its path, recorded as the agent's, and nothing is left in
     /// the state directory's `taken/`.
-    @Test func aTurnAListingBeganDuringIsTakenBackAndLinkedAgain() async throws {
+    @Test(.enabled(if: Fanotify.works, "fanotify cannot be used here"))
+    func aTurnAListingBeganDuringIsTakenBackAndLinkedAgain() async throws {
         let gallery = try await GalleryFixture(count: 120, imageSize: .small)
         let dir = TemporaryDirectory("listed-turn")
         var configuration = try gallery.configuration(dir: dir.path)
