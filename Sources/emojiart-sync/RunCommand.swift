@@ -166,6 +166,10 @@ enum RunCommand {
         // Before the lock: `purge` signals whoever holds it, and an untrapped SIGUSR1 would kill this process.
         let trapped = await TrappedSignals.trap()
         // Before any file is staged: each new file waiting for its commit holds a descriptor (see the man page).
+        if let shortfall = OpenFileLimit.shortfall(concurrency: configuration.http.concurrency) {
+            printError("emojiart-sync: \(shortfall)")
+            throw ExitCode(ExitStatus.fatal.rawValue)
+        }
         OpenFileLimit.raiseSoftLimit()
         let agent: SyncAgent
         do {

@@ -54,10 +54,23 @@ public struct SyncDirectory: Sendable, Equatable {
         let probe = temporaryDirectory + "/.probe-\(getpid())"
         let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 {
-            throw SyncError.system("open", path: probe, errno: errno, hint: "the sync directory is not writable")
+            let code = errno
+            throw SyncError.system("open", path: probe, errno: code, hint: Self.whyNoFile(code))
         }
         close(fd)
         unlink(probe)
+    }
+
+    /// What a failed creation of a file in the sync directory means, for the error's first words: most often that
+    /// the folder may not be written, but not always (a full disk, a process out of descriptors).
+    static func whyNoFile(_ code: Int32) -> String {
+        switch code {
+        case EMFILE: "the agent may open no more files (raise its limit: ulimit -n, or LimitNOFILE= in its unit)"
+        case ENFILE: "the system may open no more files (fs.file-max)"
+        case ENOSPC: "the file system holding the sync directory is full"
+        case EDQUOT: "the disk quota of the sync directory's owner is used up"
+        default: "the sync directory is not writable"
+        }
     }
 
     /// What `prepare` would refuse, found without creating anything (`--dry-run`): DIR or its state directory

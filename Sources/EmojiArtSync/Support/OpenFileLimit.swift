@@ -13,6 +13,26 @@ public enum OpenFileLimit {
 
     /// Raises the soft limit towards the hard limit, to ``wanted`` at most, before any file is staged. Returns the
     /// soft limit in force afterwards (nil if it could not be read); never lowers it, and a refusal leaves it as it was.
+    /// The fewest open files an agent with `concurrency` transfers works with: its fixed descriptors (the standard
+    /// streams, lock, log, index and its journal files, DIR and its state folders, inotify, fanotify, wake-ups),
+    /// a socket and a file being written per transfer, and room for the threads of the Swift runtime, whose
+    /// dispatch pool reads `/proc` to watch its threads and stops the process when it cannot open it (below about
+    /// 30, the agent died that way with `SIGILL`).
+    public static func minimum(concurrency: Int) -> UInt {
+        UInt(max(64, 32 + 4 * max(1, concurrency)))
+    }
+
+    /// Nil when the hard limit on open files allows ``minimum(concurrency:)``, else what to tell the person who
+    /// started the agent (the soft limit is raised to the hard one at start, so the hard one is what counts).
+    public static func shortfall(concurrency: Int) -> String? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        let needed = minimum(concurrency: concurrency)
+        guard limit.rlim_max < needed else { return nil }
+        return "the agent may open at most \(limit.rlim_max) files (RLIMIT_NOFILE) and needs \(needed) with --concurrency "
+            + "\(concurrency): raise the limit (ulimit -Hn, or LimitNOFILE= in its unit)"
+    }
+
     @discardableResult
     public static func raiseSoftLimit() -> UInt? {
         var limit = rlimit()

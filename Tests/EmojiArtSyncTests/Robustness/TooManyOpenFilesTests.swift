@@ -62,3 +62,27 @@ struct TooManyOpenFilesTests {
         await gallery.stop()
     }
 }
+
+extension TooManyOpenFilesTests {
+    /// Started where it may never open enough files (a hard `RLIMIT_NOFILE` below what it needs), the agent says
+    /// so and how to raise it, and exits 1, whatever the limit. Before, depending on the limit, it called the folder
+    /// not writable ("Too many open files"), failed to open its index ("unable to open database file"), or died
+    /// with `SIGILL` (the Swift runtime's dispatch pool could not open `/proc` to watch its threads: 20 to 28 files).
+    @Test(arguments: [14, 20, 24, 28, 40])
+    func startingWithTooFewFilesSaysSoAndHowToRaiseTheLimit(_ files: Int) async throws {
+        let gallery = try await GalleryFixture(count: 3)
+        let out = TemporaryDirectory("emfile-start-out")
+        let dir = TemporaryDirectory("emfile-start")
+        let run = try await ChildProcess.run(
+            executable: "/usr/bin/prlimit",
+            ["--nofile=\(files)", AgentProcess.binary, "--once", "--dir", dir.path, "--server", gallery.baseURL], outputDirectory: out.path)
+        #expect(run.exited && run.status == 1, "\(run.stderr)")
+        #expect(run.stderr == """
+            emojiart-sync: the agent may open at most \(files) files (RLIMIT_NOFILE) and needs 64 with --concurrency 8: \
+            raise the limit (ulimit -Hn, or LimitNOFILE= in its unit)
+
+            """, "\(run.stderr)")
+        #expect(dir.names().isEmpty, "nothing was made in DIR")
+        await gallery.stop()
+    }
+}
