@@ -1,25 +1,13 @@
 #define _GNU_SOURCE
 #include "CShims.h"
+#include "test_fault.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/fanotify.h>
 #include <unistd.h>
 
-static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
-static int fault_no_fanotify = 0;
-
-/// Reads the test-only fault switch EMOJIART_SYNC_TEST_FAULT once per process.
-static void read_fault_switch(void) {
-    const char *faults = getenv("EMOJIART_SYNC_TEST_FAULT");
-    fault_no_fanotify = faults != NULL && strstr(faults, "fanotify-eperm") != NULL;
-}
-
 int emojiart_listing_monitor_open(const char *directory) {
-    pthread_once(&fault_once, read_fault_switch);
-    if (fault_no_fanotify) {
+    if (emojiart_c_fault_on(EMOJIART_FAULT_NO_FANOTIFY)) {
         errno = EPERM;
         return -1;
     }

@@ -1,11 +1,9 @@
 #define _GNU_SOURCE
 #include "CShims.h"
+#include "test_fault.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,19 +14,9 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
-static int fault_renameat2_einval = 0;
-
-/// Reads the test-only fault switch EMOJIART_SYNC_TEST_FAULT once per process.
-static void read_fault_switch(void) {
-    const char *faults = getenv("EMOJIART_SYNC_TEST_FAULT");
-    fault_renameat2_einval = faults != NULL && strstr(faults, "renameat2-einval") != NULL;
-}
-
 int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, const char *to) {
-    pthread_once(&fault_once, read_fault_switch);
     int status;
-    if (fault_renameat2_einval) {
+    if (emojiart_c_fault_on(EMOJIART_FAULT_RENAMEAT2_EINVAL)) {
         errno = EINVAL;
         status = -1;
     } else {
@@ -42,8 +30,7 @@ int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, cons
 }
 
 int emojiart_rename_exchange(int olddirfd, const char *from, int newdirfd, const char *to) {
-    pthread_once(&fault_once, read_fault_switch);
-    if (fault_renameat2_einval) {
+    if (emojiart_c_fault_on(EMOJIART_FAULT_RENAMEAT2_EINVAL)) {
         errno = EINVAL;
         return -1;
     }

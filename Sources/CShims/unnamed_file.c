@@ -1,25 +1,13 @@
 #define _GNU_SOURCE
 #include "CShims.h"
+#include "test_fault.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
-static int fault_no_unnamed_files = 0;
-
-/// Reads the test-only fault switch EMOJIART_SYNC_TEST_FAULT once per process.
-static void read_fault_switch(void) {
-    const char *faults = getenv("EMOJIART_SYNC_TEST_FAULT");
-    fault_no_unnamed_files = faults != NULL && strstr(faults, "o-tmpfile-eopnotsupp") != NULL;
-}
-
 int emojiart_open_unnamed_file(const char *directory) {
-    pthread_once(&fault_once, read_fault_switch);
-    if (fault_no_unnamed_files) {
+    if (emojiart_c_fault_on(EMOJIART_FAULT_NO_UNNAMED_FILES)) {
         errno = EOPNOTSUPP;
         return -1;
     }

@@ -6,8 +6,8 @@ import Glibc
 
 /// Faults only tests turn on, through the environment variable `EMOJIART_SYNC_TEST_FAULT` (a comma-separated
 /// list), read once per process. They stand in for conditions a test cannot otherwise produce at the exact
-/// moment that matters. The C shims read their own: `renameat2-einval` (`CShims/rename.c`), `o-tmpfile-eopnotsupp`
-/// (`CShims/unnamed_file.c`) and `fanotify-eperm` (`CShims/directory_listing.c`); this reads the rest.
+/// moment that matters. The C shims read their own (`CShims/test_fault.h`: `renameat2-einval`, `o-tmpfile-eopnotsupp`,
+/// `fanotify-eperm`); this reads the rest.
 enum TestFaultSwitch {
     private static let faults: Set<Substring> = Set(
         (ProcessInfo.processInfo.environment["EMOJIART_SYNC_TEST_FAULT"] ?? "").split(separator: ","))
