@@ -55,6 +55,29 @@ struct SystemdUnitTests {
         #expect(unit.values("Restart") == ["on-failure"])
     }
 
+    /// The units' system call filter lets the agent use fanotify, which systemd files under `@privileged`: without
+    /// it `fanotify_init` failed with `EPERM` under the units, and a `rm -rf DIR` during a large sync could fail
+    /// (the agent said so once in its log). The filter's groups are expanded by systemd's own tool.
+    @Test(.enabled(if: analyzer != nil, "systemd-analyze is not installed"), arguments: ["emojiart-sync.service", "emojiart-sync@.service"])
+    func eachUnitLetsTheAgentUseFanotify(name: String) async throws {
+        let unit = try UnitFile(name)
+        var allowed: Set<String> = []
+        var expanded: Set<String> = []
+        var entries = unit.values("SystemCallFilter").flatMap { $0.split(separator: " ").map(String.init) }
+        while let entry = entries.popLast() {
+            guard entry.hasPrefix("@") else {
+                allowed.insert(entry)
+                continue
+            }
+            guard expanded.insert(entry).inserted else { continue }
+            let group = try await ChildProcess.run(executable: try #require(Self.analyzer), ["syscall-filter", entry])
+            entries += group.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && !$0.hasPrefix("#") && $0 != entry }
+        }
+        #expect(allowed.contains("fanotify_init") && allowed.contains("fanotify_mark"), "\(name)")
+        #expect(allowed.contains("inotify_add_watch"), "\(name): the expansion found nothing")
+    }
+
     /// The template keeps its instance as DIR: a flag, and its one writable path.
     @Test func theTemplateUnitSyncsItsInstanceDirectory() throws {
         let unit = try UnitFile("emojiart-sync@.service")
