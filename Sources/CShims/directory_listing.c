@@ -31,7 +31,9 @@ int emojiart_listing_monitor_read(int fd, int32_t own_pid, struct emojiart_listi
     char buffer[4096] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
     int count = 0;
     while (count < capacity) {
-        ssize_t length = read(fd, buffer, sizeof buffer);
+        // At most what fits in the caller's array: a record read is never dropped.
+        size_t room = (size_t)(capacity - count) * (sizeof(struct fanotify_event_metadata) + 64);
+        ssize_t length = read(fd, buffer, room < sizeof buffer ? room : sizeof buffer);
         if (length < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return count;
@@ -39,21 +41,18 @@ int emojiart_listing_monitor_read(int fd, int32_t own_pid, struct emojiart_listi
         }
         if (length == 0) return count;
         struct fanotify_event_metadata *event = (struct fanotify_event_metadata *)buffer;
-        while (FAN_EVENT_OK(event, length) && count < capacity) {
+        while (FAN_EVENT_OK(event, length)) {
             if (event->vers == FANOTIFY_METADATA_VERSION) {
                 // With FAN_REPORT_FID, event->fd is FAN_NOFD: no descriptor to close.
                 if (event->fd >= 0) close(event->fd);
-                if (event->mask & FAN_Q_OVERFLOW) {
-                    events[count++] = (struct emojiart_listing_event){ .kind = EMOJIART_LISTING_OVERFLOW, .pid = 0 };
-                } else if (event->pid != own_pid) {
-                    int kind = (event->mask & FAN_OPEN) ? EMOJIART_LISTING_OPEN
-                        : (event->mask & FAN_CLOSE_NOWRITE) ? EMOJIART_LISTING_CLOSE : EMOJIART_LISTING_READ;
-                    events[count++] = (struct emojiart_listing_event){ .kind = kind, .pid = event->pid };
-                    // One record may carry an open and a read merged, or a read and a close: count each.
-                    if ((event->mask & FAN_OPEN) && (event->mask & FAN_CLOSE_NOWRITE) && count < capacity) {
-                        events[count++] = (struct emojiart_listing_event){ .kind = EMOJIART_LISTING_CLOSE, .pid = event->pid };
-                    }
+                int32_t what = 0;
+                if (event->mask & FAN_Q_OVERFLOW) what |= EMOJIART_LISTING_OVERFLOW;
+                if (event->pid != own_pid) {
+                    if (event->mask & FAN_OPEN) what |= EMOJIART_LISTING_OPEN;
+                    if (event->mask & FAN_ACCESS) what |= EMOJIART_LISTING_READ;
+                    if (event->mask & FAN_CLOSE_NOWRITE) what |= EMOJIART_LISTING_CLOSE;
                 }
+                if (what != 0 && count < capacity) events[count++] = (struct emojiart_listing_event){ .what = what, .pid = event->pid };
             }
             event = FAN_EVENT_NEXT(event, length);
         }

@@ -39,21 +39,24 @@ int emojiart_link_unnamed_file(int fd, int directory, const char *name);
 
 // MARK: - Who lists DIR (directory_listing.c)
 
-/// What another process did to DIR itself, as `emojiart_listing_monitor_read` reports it.
+/// What another process did to DIR itself since the last read, as one record of `emojiart_listing_monitor_read`
+/// reports it: a bit set of these. The kernel merges a process's events on DIR while they wait to be read, so one
+/// record may hold an open, reads and a close, in an order it no longer tells.
 enum {
     /// DIR was opened (`rm -rf DIR` opens it before it lists it).
     EMOJIART_LISTING_OPEN = 1,
-    /// DIR was read (`getdents`: a listing).
+    /// DIR was read (`getdents`: a listing, or part of one).
     EMOJIART_LISTING_READ = 2,
     /// A descriptor of DIR was closed (its last one, in the process that held it).
-    EMOJIART_LISTING_CLOSE = 3,
+    EMOJIART_LISTING_CLOSE = 4,
     /// The kernel's queue overflowed: events were lost.
-    EMOJIART_LISTING_OVERFLOW = 4,
+    EMOJIART_LISTING_OVERFLOW = 8,
 };
 
-/// One event on DIR itself: its kind (above) and the process that caused it.
+/// One record: what (the bits above) and the process that did it (0 for another user's process, as fanotify
+/// reports it to a listener without privilege).
 struct emojiart_listing_event {
-    int32_t kind;
+    int32_t what;
     int32_t pid;
 };
 
@@ -64,8 +67,9 @@ struct emojiart_listing_event {
 /// containing `fanotify-eperm` (read once per process) makes it fail with EPERM.
 int emojiart_listing_monitor_open(const char *directory);
 
-/// Reads, without blocking, up to `capacity` events from `fd` (from emojiart_listing_monitor_open) into `events`,
-/// leaving out those of the process `own_pid`. Returns how many were stored (0: none queued), or -1 with errno.
+/// Reads, without blocking, up to `capacity` records from `fd` (from emojiart_listing_monitor_open) into `events`, in
+/// the order they happened, leaving out those of the process `own_pid`. Returns how many were stored (0: none
+/// queued), or -1 with errno.
 int emojiart_listing_monitor_read(int fd, int32_t own_pid, struct emojiart_listing_event *events, int capacity);
 
 // MARK: - Wake-up descriptor (eventfd.c)

@@ -362,6 +362,9 @@ final class GroupCommitter {
     /// Files taken back after their link because another process listed DIR meanwhile (`installAndRecord`), since
     /// the committer was made; for tests.
     private(set) var filesTakenBack = 0
+    /// New files a turn may link now: `renamesPerTurn`, halved after each turn taken back, doubled after each that
+    /// was not.
+    private var linksPerTurn = GroupCommitter.renamesPerTurn
 
     /// Files renamed and recorded in one turn of the silo, at most (`commitBatch`): about 3 ms of renames, status
     /// calls and inserts on a busy machine.
@@ -393,7 +396,7 @@ final class GroupCommitter {
         var installed: [InstalledFile] = []
         var handled = 0
         for (position, row) in zip(turn, rows) {
-            if !gate.admitsRenameNow { break }
+            if !gate.admitsRenameNow || installed.count == linksPerTurn { break }
             let file = batch[position]
             let (outcome, placed) = install(file, row: row)
             if let placed {
@@ -405,7 +408,7 @@ final class GroupCommitter {
             storage.status.hooks?.runAfterRename(lane)
         }
         var takenBack: [Int] = []
-        if !installed.isEmpty, gate.countListingsNow() != listingsBefore {
+        if !installed.isEmpty, gate.listingMayHavePassedFiles(linkedSince: listingsBefore) {
             installed.removeAll { file in
                 guard !file.replaced, let again = takeBack(batch[file.position]) else { return false }
                 batch[file.position] = again
@@ -414,6 +417,13 @@ final class GroupCommitter {
                 return true
             }
             filesTakenBack += takenBack.count
+        }
+        // Fewer links a turn while listings keep coming (a program that keeps DIR open and polls its listing):
+        // each turn is shorter, so fewer are taken back and the files still get in.
+        if takenBack.isEmpty {
+            linksPerTurn = min(Self.renamesPerTurn, linksPerTurn * 2)
+        } else {
+            linksPerTurn = max(1, linksPerTurn / 2)
         }
         TestFaultSwitch.killIfAsked(at: .beforeTransaction)
         do {

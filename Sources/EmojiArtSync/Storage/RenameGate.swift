@@ -33,12 +33,15 @@ import Glibc
 /// Deletions come too late for one case: `rm -rf DIR` opens DIR and lists it (all of it, up to 100,000 entries) before
 /// it deletes anything, and a file linked after that listing passed its place is never seen by `rm`, whose last
 /// `rmdir` then fails with "Directory not empty". So the gate also hears, from a `DirectoryListingMonitor`, when
-/// another process opens, lists or closes DIR itself: it stays shut while another process holds DIR open (as `rm`
-/// does from its listing to its last deletion) and has listed or deleted something in the last `listingHoldLimit` (2 s;
-/// 30 s at most from its open, `listingHoldCap`), and for `burstQuiet` after any listing (`ls`, a file manager). A listing that begins while the committer links a
-/// turn's files may have passed some of them: the committer compares `listingCount` before the turn with
-/// ``countListingsNow()`` after it, and takes that turn's new files back to link them again once the gate opens
-/// (`GroupCommitter`): a listing that began after that count sees every file linked before it.
+/// another process opens, lists or closes DIR itself, and stays shut while another process holds DIR open (as `rm`
+/// does from its listing to its last deletion) and has listed or deleted something in the last `listingHoldLimit`
+/// (2 s; 30 s at most from its open, `listingHoldCap`). A listing that is over (`ls`, a file manager: DIR closed
+/// again) holds nothing back: a program polling DIR's listing every few milliseconds must not starve the agent. A
+/// listing that begins while the committer links a turn's files may have passed some of them: the committer reads
+/// `listingCount` (opens of DIR) before the turn and asks ``listingMayHavePassedFiles(linkedSince:)`` after it, and
+/// takes that turn's new files back to link them again once the gate opens (`GroupCommitter`): a listing begins with
+/// an open, whose event is queued before `open` returns, so one that began after that count sees every file linked
+/// before.
 final class RenameGate: Sendable {
     /// The quiet after a deletion that came alone: the time for the next deletion of a burst to be seen.
     static let loneQuiet = Duration.milliseconds(5)
@@ -75,35 +78,8 @@ final class RenameGate: Sendable {
         var looks = 0
         /// Shut by a test (`holdShut`), whatever DIR does.
         var heldByTest = false
-        /// Who else opens and lists DIR (nil: no watcher, or fanotify is not available).
-        var listings: DirectoryListingMonitor?
-        /// Descriptors of DIR other processes hold open now, as far as their opens and closes say.
-        var listingHolders = 0
-        /// Since when `listingHolders` is above 0.
-        var heldSince: ContinuousClock.Instant?
-        /// When another process last opened or listed DIR.
-        var lastListing: ContinuousClock.Instant?
-        /// Opens and listings of DIR by other processes (and lost events) seen so far.
-        var listingCount = 0
-
-        /// Takes in what the listing monitor has queued.
-        mutating func drainListings(now: ContinuousClock.Instant) {
-            guard let activity = listings?.drain(), !activity.isEmpty else { return }
-            if activity.overflowed {
-                // Unknown: whoever held DIR open may have closed it; shut as after a listing.
-                listingHolders = 0
-                heldSince = nil
-                listingCount += 1
-                lastListing = now
-                return
-            }
-            listingHolders = max(0, listingHolders + activity.opened - activity.closed)
-            heldSince = listingHolders == 0 ? nil : heldSince ?? now
-            if activity.opened + activity.read > 0 {
-                listingCount += activity.opened + activity.read
-                lastListing = now
-            }
-        }
+        /// Other processes' listings of DIR (no monitor: no watcher, or fanotify is not available).
+        var listings = ForeignListings()
     }
 
     private let state = Mutex(State())
@@ -125,7 +101,7 @@ final class RenameGate: Sendable {
     func startWatching(listings: DirectoryListingMonitor? = nil) {
         state.withLock {
             $0.watching = true
-            $0.listings = listings
+            $0.listings.monitor = listings
         }
     }
 
@@ -221,18 +197,20 @@ final class RenameGate: Sendable {
         return true
     }
 
-    /// Opens and listings of DIR by other processes seen so far, without looking for new ones: what the committer
-    /// reads before a turn's links (``countListingsNow()`` after them).
-    var listingCount: Int { state.withLock { $0.listingCount } }
+    /// Opens of DIR by other processes seen so far, without looking for new ones: what the committer reads before a
+    /// turn's links (``listingMayHavePassedFiles(linkedSince:)`` after them).
+    var listingCount: Int { state.withLock { $0.listings.opens } }
 
-    /// Opens and listings of DIR by other processes seen so far, after taking in those queued now (one read of the
-    /// monitor). When it is still what ``listingCount`` said before a file was linked, no process opened DIR between
-    /// that look and now: any listing still to come sees the file.
-    func countListingsNow() -> Int {
+    /// Whether a listing that may have passed files linked since ``listingCount`` said `count` is still under way,
+    /// after taking in what is queued now (one read of the monitor): another process opened DIR since then and some
+    /// process still holds DIR open. When no process opened DIR since, any listing still to come sees those files;
+    /// when the openers have closed DIR again, their listings are over and acted on nothing (`ls`, a program polling
+    /// DIR's listing), or, when one was `rm -rf`, it has failed already.
+    func listingMayHavePassedFiles(linkedSince count: Int) -> Bool {
         let now = ContinuousClock.now
         return state.withLock { state in
-            state.drainListings(now: now)
-            return state.listingCount
+            state.listings.drain(now: now)
+            return state.listings.mayHavePassedFiles(linkedSince: count, now: now)
         }
     }
 
@@ -259,7 +237,7 @@ final class RenameGate: Sendable {
     /// deleted shuts the gate for good and is reported once (`whenStateFileDeleted`).
     private func look() -> Verdict {
         let now = ContinuousClock.now
-        state.withLock { $0.drainListings(now: now) }
+        state.withLock { $0.listings.drain(now: now) }
         let verdict = lookInMemory()
         guard case .open = verdict, state.withLock({ $0.watching }) else { return verdict }
         if let missing = stateProbes.first(where: { access($0, F_OK) != 0 && errno == ENOENT }) {
@@ -280,13 +258,8 @@ final class RenameGate: Sendable {
             if let gone = state.gone { return .gone(gone) }
             if state.heldByTest { return .shut(until: now.advanced(by: .milliseconds(2))) }
             if let until = state.shutUntil, until > now { return .shut(until: until) }
-            if let listed = state.lastListing {
-                // Another process holds DIR open and still works in it (lists it, or deletes from it).
-                let active = max(listed, state.lastDeletion ?? listed)
-                if let since = state.heldSince, now - active < listingHoldLimit, now - since < max(listingHoldLimit, Self.listingHoldCap) {
-                    return .shut(until: now.advanced(by: Self.holderRecheck))
-                }
-                if now - listed < Self.burstQuiet { return .shut(until: listed.advanced(by: Self.burstQuiet)) }
+            if let until = state.listings.shutUntil(now: now, lastDeletion: state.lastDeletion, holdLimit: listingHoldLimit) {
+                return .shut(until: until)
             }
             return .open
         }

@@ -14,19 +14,20 @@ import Glibc
 ///
 /// Owns the fanotify descriptor. Reads never block: the gate reads what is queued when it is asked (`drain()`).
 final class DirectoryListingMonitor: Sendable {
-    /// What other processes did to DIR since the last drain.
-    struct Activity: Equatable {
-        /// Opens of DIR.
-        var opened = 0
-        /// Reads of DIR (each `getdents`: a listing, or part of one).
-        var read = 0
-        /// Closes of a descriptor of DIR (its last one, in the process that held it).
-        var closed = 0
+    /// What one process did to DIR since the last drain, as one record of the kernel's: it merges a process's events
+    /// on DIR while they wait to be read, so a record may hold an open, reads and a close, in an order it no longer
+    /// tells (`rm -rf` opens DIR, lists a little, closes it and opens it again for its real listing, all within a
+    /// few microseconds).
+    struct Record: OptionSet, Sendable, Equatable {
+        let rawValue: Int32
+        /// DIR was opened.
+        static let opened = Record(rawValue: Int32(EMOJIART_LISTING_OPEN))
+        /// DIR was read (each `getdents`: a listing, or part of one).
+        static let read = Record(rawValue: Int32(EMOJIART_LISTING_READ))
+        /// A descriptor of DIR was closed (its last one, in the process that held it).
+        static let closed = Record(rawValue: Int32(EMOJIART_LISTING_CLOSE))
         /// Events were lost (the kernel's queue was full): what happened is unknown.
-        var overflowed = false
-
-        /// Nothing happened.
-        var isEmpty: Bool { opened == 0 && read == 0 && closed == 0 && !overflowed }
+        static let overflowed = Record(rawValue: Int32(EMOJIART_LISTING_OVERFLOW))
     }
 
     private let descriptor: Int32
@@ -45,25 +46,15 @@ final class DirectoryListingMonitor: Sendable {
         close(descriptor)
     }
 
-    /// Everything queued since the last drain (never blocks). A failed read counts as an overflow: unknown.
-    func drain() -> Activity {
-        var activity = Activity()
+    /// Everything queued since the last drain, in order (never blocks). A failed read counts as an overflow: unknown.
+    func drain() -> [Record] {
+        var records: [Record] = []
         var events = [emojiart_listing_event](repeating: emojiart_listing_event(), count: 64)
         while true {
             let count = Int(emojiart_listing_monitor_read(descriptor, ownProcess, &events, Int32(events.count)))
-            guard count >= 0 else {
-                activity.overflowed = true
-                return activity
-            }
-            for event in events.prefix(count) {
-                switch Int(event.kind) {
-                case EMOJIART_LISTING_OPEN: activity.opened += 1
-                case EMOJIART_LISTING_READ: activity.read += 1
-                case EMOJIART_LISTING_CLOSE: activity.closed += 1
-                default: activity.overflowed = true
-                }
-            }
-            if count < events.count { return activity }
+            guard count >= 0 else { return records + [.overflowed] }
+            records += events.prefix(count).map { Record(rawValue: $0.what) }
+            if count < events.count { return records }
         }
     }
 }

@@ -36,6 +36,20 @@ struct ListingDuringColdSyncTests {
         return script
     }
 
+    /// A program that, once the file `start` appears, opens DIR, lists it, says so with the file `listed`, and keeps
+    /// DIR open until the file `go` appears.
+    static func holdingScript(in folder: TemporaryDirectory) throws -> String {
+        let script = folder.file("hold.sh")
+        try """
+        while [ ! -e "$2/start" ]; do sleep 0.005; done
+        exec 3<"$1"
+        ls -f "$1" > /dev/null
+        : > "$2/listed"
+        while [ ! -e "$2/go" ]; do sleep 0.02; done
+        """.write(toFile: script, atomically: false, encoding: .utf8)
+        return script
+    }
+
     @Test(.enabled(if: Fanotify.works, "fanotify cannot be used here"))
     func rmOfDIRDuringTheColdSyncRemovesItWhole() async throws {
         let gallery = try await GalleryFixture(count: 300, imageSize: .small)
@@ -85,39 +99,72 @@ struct ListingDuringColdSyncTests {
         await gallery.stop()
     }
 
-    /// Another program lists DIR right after the agent linked a file (the test runs `ls` between two links of a
-    /// turn): that listing may have begun before the link, so the turn's new files are taken back out of DIR and
-    /// linked again once the gate opens. Each ends at its path, recorded as the agent's, and nothing is left in
+    /// Another program opens and lists DIR right after the agent linked a file, and keeps it open (as `rm` does):
+    /// that listing may have begun before the link, so the turn's new files are taken back out of DIR and linked
+    /// again once the program has closed DIR. Each ends at its path, recorded as the agent's, and nothing is left in
     /// the state directory's `taken/`.
     @Test(.enabled(if: Fanotify.works, "fanotify cannot be used here"))
     func aTurnAListingBeganDuringIsTakenBackAndLinkedAgain() async throws {
         let gallery = try await GalleryFixture(count: 120, imageSize: .small)
         let dir = TemporaryDirectory("listed-turn")
+        let scripts = TemporaryDirectory("listed-turn-script")
         var configuration = try gallery.configuration(dir: dir.path)
         configuration.schedule.pollInterval = .seconds(3600)
-        let hooks = AgentTestHooks()
+        let hooks = AgentTestHooks(listingHoldLimit: .seconds(3600))
         configuration.testHooks = hooks
-        let listings = Shared(0)
-        let root = dir.path
+        let holder = try ChildProcess(executable: "/bin/sh", [try Self.holdingScript(in: scripts), dir.path, scripts.path])
+        let (start, listed) = (scripts.file("start"), scripts.file("listed"))
+        let started = Shared(false)
+        // Between the first two links of the pass: the program opens DIR, lists it and keeps it open.
         hooks.setAfterRename { lane in
-            guard lane == .pass, listings.value == 0 else { return }
-            listings.set(1)
-            _ = try? ChildProcess.runBlocking(executable: "/bin/ls", ["-f", root])
+            guard lane == .pass, !started.value else { return }
+            started.set(true)
+            _ = FileManager.default.createFile(atPath: start, contents: nil)
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            while !FileManager.default.fileExists(atPath: listed), ContinuousClock.now < deadline { usleep(1000) }
         }
         let agent = try await RunningAgent(configuration)
-        #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
         let committer = agent.background.agent.core.committer
-        let takenBack = await committer.filesTakenBack
+        let tookBack = await eventually(timeout: .seconds(60)) { await committer.filesTakenBack > 0 }
+        let syncedWhileHeld = logLines(dir.path).contains { $0.contains("event=poll") }
+        #expect(FileManager.default.createFile(atPath: scripts.file("go"), contents: nil))
+        #expect(await holder.waitForExit(timeout: .seconds(20)) == 0)
+        #expect(tookBack, "no file was taken back after the listing")
+        #expect(!syncedWhileHeld, "the sync went on while another program held DIR open after listing it")
+        #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
         #expect(await agent.stop() == .success)
         await gallery.stop()
-        #expect(listings.value == 1)
-        #expect(takenBack >= 1, "no file was taken back after the listing")
         for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         #expect(!names.contains { $0.contains(".conflict-") }, "\(names.filter { $0.contains(".conflict-") })")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/.emojiart-sync/taken")) ?? []).isEmpty)
         let status = try AgentStatus.read(from: dir.path + "/.emojiart-sync/status.json")
         #expect(status.assets.ok == gallery.validNumbers.count)
+    }
+
+    /// A program that lists DIR over and over while the agent syncs (`watch ls`, a script counting the files, a
+    /// file manager) never holds the sync back for good. Before, each listing shut the gate for 50 ms, and a
+    /// benchmark listing DIR every 10 ms kept the agent's cold sync from writing a single file for 13 minutes.
+    @Test(.enabled(if: Fanotify.works, "fanotify cannot be used here"))
+    func aProgramListingDIROverAndOverNeverStopsTheSync() async throws {
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small)
+        let dir = TemporaryDirectory("listed-often")
+        let scripts = TemporaryDirectory("listed-often-script")
+        let poller = scripts.file("poll.sh")
+        try """
+        while [ ! -e "$2/stop" ]; do ls -f "$1" > /dev/null; done
+        """.write(toFile: poller, atomically: false, encoding: .utf8)
+        let listing = try ChildProcess(executable: "/bin/sh", [poller, dir.path, scripts.path])
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let agent = try await RunningAgent(configuration)
+        let synced = await eventually(timeout: .seconds(90)) { logLines(dir.path).contains { $0.contains("event=poll") } }
+        #expect(FileManager.default.createFile(atPath: scripts.file("stop"), contents: nil))
+        _ = await listing.waitForExit(timeout: .seconds(20))
+        #expect(synced, "the sync did not end while DIR was listed over and over: \(dir.names().count - 1) files")
+        #expect(await agent.stop() == .success)
+        await gallery.stop()
+        for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
     }
 }
 

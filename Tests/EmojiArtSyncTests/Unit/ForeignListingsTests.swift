@@ -1,0 +1,75 @@
+@testable import EmojiArtSync
+import Testing
+
+/// The rules the rename gate draws from other processes' listings of DIR (`ForeignListings`), fed the records the
+/// kernel gives for `rm -rf DIR` and for a program polling DIR's listing (as `strace` and the monitor saw them).
+@Suite struct ForeignListingsTests {
+    typealias Record = DirectoryListingMonitor.Record
+    let start = ContinuousClock.now
+
+    func at(_ milliseconds: Int) -> ContinuousClock.Instant { start.advanced(by: .milliseconds(milliseconds)) }
+
+    /// `rm -rf` read one drain apart: its first open; its first look, close and second open merged; its listing's
+    /// reads; after its deletions, its close. Shut from the first record to the close.
+    @Test func rmHoldsTheGateShutFromItsOpenToItsClose() {
+        var listings = ForeignListings()
+        listings.take([.opened], now: at(0))
+        #expect(listings.shutUntil(now: at(0), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
+        listings.take([.opened, .read, .closed], now: at(1))
+        listings.take([.read], now: at(2))
+        // Deleting for 3 s: each deletion keeps it working in DIR.
+        #expect(listings.shutUntil(now: at(3000), lastDeletion: at(2990), holdLimit: .seconds(2)) != nil)
+        listings.take([.closed], now: at(3001))
+        #expect(listings.shutUntil(now: at(3001), lastDeletion: at(2990), holdLimit: .seconds(2)) == nil)
+    }
+
+    /// All of `rm`'s first records merged into one, then its reads: uncertain at first, then held.
+    @Test func rmWhoseFirstEventsMergedIsHeldOnceItsReadsCome() {
+        var listings = ForeignListings()
+        let before = listings.opens
+        listings.take([.opened, .read, .closed], now: at(0))
+        #expect(listings.shutUntil(now: at(1), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
+        #expect(listings.mayHavePassedFiles(linkedSince: before, now: at(1)))
+        listings.take([.read], now: at(3))
+        #expect(listings.shutUntil(now: at(200), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
+    }
+
+    /// A listing that is over shuts the gate for a burst's quiet at most; a program polling DIR every 10 ms does so
+    /// for `pollerRun`, then not at all, and its opens no longer take a turn's files back.
+    @Test func aPollingProgramStopsShuttingTheGate() {
+        var listings = ForeignListings()
+        listings.take([.opened, .read, .closed], now: at(0))
+        #expect(listings.shutUntil(now: at(60), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
+        var now = 100
+        while now < 2000 {
+            listings.take([.opened, .read, .closed], now: at(now))
+            now += 10
+        }
+        let count = listings.opens
+        listings.take([.opened, .read, .closed], now: at(now))
+        #expect(listings.shutUntil(now: at(now), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
+        #expect(!listings.mayHavePassedFiles(linkedSince: count, now: at(now)))
+        // A pause ends the run: the next listing is uncertain again.
+        now += 1500
+        listings.take([.opened, .read, .closed], now: at(now))
+        #expect(listings.shutUntil(now: at(now), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
+    }
+
+    /// A process that keeps DIR open and stops working in it holds the gate for `holdLimit`; one that keeps working
+    /// in it, for `RenameGate.listingHoldCap` at most. Lost events shut it for a burst's quiet.
+    @Test func aHolderHoldsTheGateForLimitedTimes() {
+        var listings = ForeignListings()
+        listings.take([.opened], now: at(0))
+        #expect(listings.shutUntil(now: at(2100), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
+        var now = 0
+        while now < 31_000 {
+            listings.take([.read], now: at(now))
+            now += 500
+        }
+        #expect(listings.shutUntil(now: at(now), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
+        var lost = ForeignListings()
+        lost.take([.overflowed], now: at(0))
+        #expect(lost.shutUntil(now: at(10), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
+        #expect(lost.shutUntil(now: at(60), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
+    }
+}
