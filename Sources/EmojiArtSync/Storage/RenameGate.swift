@@ -35,9 +35,9 @@ import Glibc
 /// `rmdir` then fails with "Directory not empty". So the gate also hears, from a `DirectoryListingMonitor`, when
 /// another process opens, lists or closes DIR itself, and stays shut while another process holds DIR open (as `rm`
 /// does from its listing to its last deletion) and has listed or deleted something in the last `listingHoldLimit`
-/// (2 s; 30 s at most from its open, `listingHoldCap`). A listing that is over (`ls`, a file manager: DIR closed
-/// again) holds nothing back: a program polling DIR's listing every few milliseconds must not starve the agent. A
-/// listing that begins while the committer links a turn's files may have passed some of them: the committer reads
+/// (2 s; 30 s at most from its open, `listingHoldCap`), or briefly while a listing may be `rm`'s; a program polling
+/// DIR's listing every few milliseconds must not starve the agent (`ForeignListings` says how the kernel's records
+/// are read). A listing that begins while the committer links a turn's files may have passed some of them: the committer reads
 /// `listingCount` (opens of DIR) before the turn and asks ``listingMayHavePassedFiles(linkedSince:)`` after it, and
 /// takes that turn's new files back to link them again once the gate opens (`GroupCommitter`): a listing begins with
 /// an open, whose event is queued before `open` returns, so one that began after that count sees every file linked
