@@ -36,6 +36,14 @@ struct ListingDuringColdSyncTests {
         return script
     }
 
+    /// Makes the file `start` and waits until the script has made `listed`, blocking: it runs in a hook, in the silo,
+    /// so that the listing is made before the agent's next step.
+    static func startListing(start: String, andWaitFor listed: String) {
+        _ = FileManager.default.createFile(atPath: start, contents: nil)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while !FileManager.default.fileExists(atPath: listed), ContinuousClock.now < deadline { usleep(1000) }
+    }
+
     /// A program that, once the file `start` appears, opens DIR, lists it, says so with the file `listed`, and keeps
     /// DIR open until the file `go` appears.
     static func holdingScript(in folder: TemporaryDirectory) throws -> String {
@@ -68,9 +76,7 @@ struct ListingDuringColdSyncTests {
         hooks.setAfterRenameTurn { lane, _ in
             guard lane == .pass, !started.value else { return }
             started.set(true)
-            _ = FileManager.default.createFile(atPath: start, contents: nil)
-            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-            while !FileManager.default.fileExists(atPath: listed), ContinuousClock.now < deadline { usleep(1000) }
+            Self.startListing(start: start, andWaitFor: listed)
         }
         let agent = try await RunningAgent(configuration)
         let ended = Mutex<EmojiArtSync.ExitStatus?>(nil)
@@ -119,9 +125,7 @@ struct ListingDuringColdSyncTests {
         hooks.setAfterRename { lane in
             guard lane == .pass, !started.value else { return }
             started.set(true)
-            _ = FileManager.default.createFile(atPath: start, contents: nil)
-            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-            while !FileManager.default.fileExists(atPath: listed), ContinuousClock.now < deadline { usleep(1000) }
+            Self.startListing(start: start, andWaitFor: listed)
         }
         let agent = try await RunningAgent(configuration)
         let committer = agent.background.agent.core.committer
