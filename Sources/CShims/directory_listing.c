@@ -52,7 +52,7 @@ int emojiart_listing_monitor_read(int fd, int32_t own_pid, struct emojiart_listi
                     if (event->mask & FAN_ACCESS) what |= EMOJIART_LISTING_READ;
                     if (event->mask & FAN_CLOSE_NOWRITE) what |= EMOJIART_LISTING_CLOSE;
                 }
-                if (what != 0 && count < capacity) events[count++] = (struct emojiart_listing_event){ .what = what, .pid = event->pid };
+                if (what != 0 && count < capacity) events[count++] = (struct emojiart_listing_event){ .what = what };
             }
             event = FAN_EVENT_NEXT(event, length);
         }

@@ -53,11 +53,10 @@ enum {
     EMOJIART_LISTING_OVERFLOW = 8,
 };
 
-/// One record: what (the bits above) and the process that did it (0 for another user's process, as fanotify
-/// reports it to a listener without privilege).
+/// One record: what another process did (the bits above). Which process is not kept: fanotify reports 0 for
+/// another user's process to a listener without privilege, so nothing may depend on it.
 struct emojiart_listing_event {
     int32_t what;
-    int32_t pid;
 };
 
 /// fanotify(7) with an inode mark on the directory at `directory` (a symbolic link is not followed): opens, reads (listings) and closes of that
