@@ -62,6 +62,13 @@ struct FeedState: Sendable {
         positions.index(of: key) { keys[Int($0)] }.map(Int.init)
     }
 
+    /// `key`'s position, looked for at `likely` first: a feed that changed a tag or a checksum lists its keys at
+    /// the places they had, and comparing the key there (the same storage: `===`) costs no probe of the table.
+    func position(of key: AssetKey, likely: Int) -> Int? {
+        if likely < keys.count, keys[likely] == key { return likely }
+        return position(of: key)
+    }
+
     /// Whether `key` is one of the feed's.
     func contains(_ key: AssetKey) -> Bool { position(of: key) != nil }
 

@@ -180,7 +180,7 @@ final class FeedCatalogue: IndexRowKnowledge {
         var rowsToRead: [AssetKey] = []
         for (position, key) in items.keys.enumerated() {
             // A key new to the feed has no row at its name unless it is among the gone rows (read below).
-            guard let before = kept.position(of: key), stored[before] else { continue }
+            guard let before = kept.position(of: key, likely: position), stored[before] else { continue }
             let tag = items.tags[position]
             if tag == nil || (tag == kept.tags[before] && !staleBefore.contains(key)) {
                 match.addStored(at: position, digest: recorded[before])
@@ -188,7 +188,7 @@ final class FeedCatalogue: IndexRowKnowledge {
                 rowsToRead.append(key)
             }
         }
-        for (position, key) in kept.keys.enumerated() where stored[position] && !items.contains(key) {
+        for (position, key) in kept.keys.enumerated() where stored[position] && items.position(of: key, likely: position) == nil {
             match.addGone(key)
         }
         for gone in last.result.gone {
