@@ -127,12 +127,19 @@ class LogTail:
 
     def __init__(self, path):
         self.path, self.file, self.partial = path, None, b""
+        # update() is called from the SIGHUP sender's thread too (below), so that the tail keeps up with a log
+        # that rotates at every pass or two: a file rotated twice between two reads is never read.
+        self.lock = threading.Lock()
         self.polls, self.sighups, self.first_poll_at = 0, 0, None
         # Per file name: the times of its repair lines (`event=repair`) and of the network hits that followed one
         # (`hit=network`): where a repair's time went (`repair_stages`).
         self.repaired, self.fetched_after_repair = {}, {}
 
     def update(self):
+        with self.lock:
+            return self._update()
+
+    def _update(self):
         while True:
             if self.file is None:
                 try:
@@ -462,6 +469,7 @@ def main():
             def hup():
                 while not stop_hup.wait(0.5):
                     os.kill(agent.proc.pid, signal.SIGHUP)
+                    agent.tail.update()  # each pass writes a line per asset: read before the log rotates twice
             sender = threading.Thread(target=hup, daemon=True)
             passes0 = agent.sighups()
             sender.start()
