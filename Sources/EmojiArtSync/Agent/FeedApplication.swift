@@ -3,7 +3,9 @@ import Logging
 /// Brings DIR in line with an accepted feed: the one algorithm of `--once` and of the agent's polls.
 ///
 /// 1. The feed replaces the one kept; when its items changed, one walk of the index finds what is stored, stale,
-///    unstored and gone (`FeedCatalogue`).
+///    unstored and gone (`FeedCatalogue`), and a failure remembered for an item the feed now gives another tag is
+///    forgotten: it was the item's as it was (an answer that was no image is kept "for an hour or until the feed
+///    gives it another tag", the man page).
 /// 2. The agent's files of items gone from the feed are removed, behind `--max-delete` (`GoneItemRemoval`).
 /// 3. A full pass (`--once`, the agent's first poll, `SIGHUP`) accesses every entry, duplicates included, each
 ///    asset logged once (`FeedPass`).
@@ -55,12 +57,21 @@ struct FeedApplication {
     ) async throws(SyncError) -> Result {
         var result = Result()
         let catalogue = core.catalogue
+        let memory = core.memory
+        let failing = memory.failingKeysUnordered
+        let tagsBefore = failing.map { catalogue.tag(of: $0) }
         if let indexRows {
             result.itemsChanged = try await catalogue.replace(feed.items, matching: indexRows)
         } else {
             result.itemsChanged = comparingOffSilo
                 ? try await catalogue.replaceComparingOffSilo(feed.items)
                 : try catalogue.replace(feed.items)
+        }
+        if result.itemsChanged {
+            // Read again after the comparison's await: only a key that is still failing is forgotten.
+            for (key, before) in zip(failing, tagsBefore) where catalogue.tag(of: key) != before && memory.hasFailureOnRecord(key) {
+                memory.forgetFailure(key)
+            }
         }
         // The catalogue keeps this feed, or one with the same keys in the same order: its positions are the feed's.
         let feedVersion = catalogue.version
@@ -78,7 +89,6 @@ struct FeedApplication {
         if Task.isCancelled { return result }
         await runJobs(.refresh(try catalogue.current().stale))
         if Task.isCancelled { return result }
-        let memory = core.memory
         await runJobs(.fetch(try catalogue.current().unstored.filter { !memory.hasFailureOnRecord($0) }))
         result.unstored = try catalogue.current().unstored
         return result

@@ -43,6 +43,31 @@ struct FreshnessTests {
         #expect(notModified.count == first.validNumbers.count)
     }
 
+    /// An answer that was no image stays on record "for an hour or until the feed gives it another tag" (the man
+    /// page). The running agent also remembers it in memory: a restarted server, which gives every item a new
+    /// tag, must get the error items asked for again at the next poll, not an hour later.
+    @Test func aRunningAgentAsksAgainForAnErrorItemTheFeedGivesAnotherTag() async throws {
+        let first = try await GalleryFixture(count: 20)
+        let port = try first.port()
+        let dir = TemporaryDirectory("retagged-error")
+        let agent = try await first.startAgent(dir: dir)
+        let polled = await eventually { logLines(dir.path).contains { $0.contains("event=poll") && $0.contains("result=ok") } }
+        try #require(polled)
+        #expect(first.errorNumbers.allSatisfy { first.server.requestCount(path: "/gallery/image?\($0)") == 1 })
+        await first.stop()
+
+        // The book's server makes new checksums at every start.
+        let restarted = GalleryServer(configuration: GalleryConfiguration(host: "127.0.0.1", port: port, count: 20))
+        _ = try await restarted.start()
+        await agent.keeper.pollNow()
+        let askedAgain = await eventually {
+            first.errorNumbers.allSatisfy { restarted.requestCount(path: "/gallery/image?\($0)") >= 1 }
+        }
+        #expect(await agent.stop() == .success)
+        await restarted.stop()
+        #expect(askedAgain, "error items given a new tag were not asked for again: \(first.errorNumbers.map { restarted.requestCount(path: "/gallery/image?\($0)") })")
+    }
+
     /// The 304 poll is routine, so it is logged at debug level (it was info: 1,440 lines a day), but the first
     /// one and then one an hour at info: a heartbeat, so that a quiet agent and a dead one differ in the log.
     @Test func anUnchangedFeedEndsThePollAtIts304() async throws {
