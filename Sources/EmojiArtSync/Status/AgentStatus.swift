@@ -129,8 +129,12 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var lastScrub: Scrub?
     /// The last file moved aside (nil: none since the agent started).
     var lastMovedAside: MovedAside?
-    /// When the agent polls the feed next, as it planned it when this status was written.
-    public var nextPoll: Date?
+    /// When the agent polls the feed next, as it planned it when this status was written: the whole second at or
+    /// after it. The file keeps whole seconds (ISO 8601), and a time cut to its second read as past up to a second
+    /// early: during a short backoff `status` said "due now" while the agent was still waiting.
+    public var nextPoll: Date? {
+        didSet { nextPoll = nextPoll.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.up)) } }
+    }
     /// The agent's log file (`status --watch` shows its last events from it).
     public var logFile: String?
     /// What the agent waits for because the gallery asked it to (`Retry-After`); nil when nothing.

@@ -25,6 +25,20 @@ struct StatusFormatTests {
         #expect(try AgentStatus.decoder.decode(AgentStatus.self, from: Data(json.utf8)) == (try sample()))
     }
 
+    /// The file keeps whole seconds: a poll planned 0.5 s ahead must not read as due once written and read back.
+    @Test func aPollLessThanASecondAheadIsNotShownAsDue() throws {
+        var status = try sample()
+        let now = Date(timeIntervalSince1970: 1_800_000_000.2)
+        status.nextPoll = now.addingTimeInterval(0.5)
+        let read = try AgentStatus.decoder.decode(AgentStatus.self, from: AgentStatus.encoder.encode(status))
+        let text = read.humanReadable(now: now)
+        #expect(text.contains("in 1s"), "\(text)")
+        #expect(!text.contains("due now"), "\(text)")
+        status.nextPoll = now.addingTimeInterval(-0.5)
+        let due = try AgentStatus.decoder.decode(AgentStatus.self, from: AgentStatus.encoder.encode(status))
+        #expect(due.humanReadable(now: now).contains("due now"))
+    }
+
     @Test func theSystemdStatusLineCountsAssetsOnceTheFeedIsKnown() throws {
         let status = try sample()
         #expect(status.systemdStatusLine.hasPrefix("25 ok, 1 missing, 0 failing of 26 assets; 0 repairs; last poll "))
