@@ -58,8 +58,8 @@ struct FeedApplication {
         var result = Result()
         let catalogue = core.catalogue
         let memory = core.memory
-        let failing = memory.failingKeysUnordered
-        let tagsBefore = failing.map { catalogue.tag(of: $0) }
+        // The feed the failures remembered now were had under (a value: the catalogue's next feed does not change it).
+        let kept = catalogue.feed
         if let indexRows {
             result.itemsChanged = try await catalogue.replace(feed.items, matching: indexRows)
         } else {
@@ -68,8 +68,10 @@ struct FeedApplication {
                 : try catalogue.replace(feed.items)
         }
         if result.itemsChanged {
-            // Read again after the comparison's await: only a key that is still failing is forgotten.
-            for (key, before) in zip(failing, tagsBefore) where catalogue.tag(of: key) != before && memory.hasFailureOnRecord(key) {
+            // The failing keys as they are after the comparison's await: one that failed meanwhile failed under the
+            // kept feed's tag too (the new feed is the catalogue's only from here).
+            let new = catalogue.feed
+            for key in memory.failingKeysUnordered where kept[key] != new[key] {
                 memory.forgetFailure(key)
             }
         }

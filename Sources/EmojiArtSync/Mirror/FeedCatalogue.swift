@@ -39,8 +39,6 @@ final class FeedCatalogue: IndexRowKnowledge {
     var keys: [AssetKey] { feed.keys }
     /// The feed's tag for `key`.
     subscript(tag key: AssetKey) -> String? { feed[key]?.description }
-    /// The feed's tag for `key` as kept (no text made): what comparing two feeds' tags needs.
-    func tag(of key: AssetKey) -> FeedTag? { feed[key] }
     func contains(_ key: AssetKey) -> Bool { feed.contains(key) }
     /// `key`'s position in the feed kept, if it is one of its keys.
     func position(of key: AssetKey) -> Int? { feed.position(of: key) }
