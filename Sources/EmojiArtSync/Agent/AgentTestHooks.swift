@@ -12,8 +12,8 @@ final class AgentTestHooks: Sendable {
     private let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
     private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
-    private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, Int) -> Void)?>(nil)
-    private let afterRename = Mutex<(@Sendable (GroupCommitter.Lane) -> Void)?>(nil)
+    private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, _ batch: Int, _ files: Int) -> Void)?>(nil)
+    private let afterRename = Mutex<(@Sendable (GroupCommitter.Lane, _ batch: Int) -> Void)?>(nil)
     private let beforeDirectoryFlush = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let gate = Mutex<RenameGate?>(nil)
 
@@ -61,7 +61,8 @@ final class AgentTestHooks: Sendable {
     }
 
     /// Runs `hook` with the batch's lane before the committer takes each batch from that lane's queue (the files
-    /// queued meanwhile join it).
+    /// queued meanwhile join it). The `n`th call of a lane comes before its batch number `n` is taken: the number
+    /// the rename hooks name it by (its renames may come after the next batch's call, whose flush overlaps them).
     func setBeforeCommitBatch(_ hook: (@Sendable (GroupCommitter.Lane) async -> Void)?) {
         beforeCommitBatch.withLock { $0 = hook }
     }
@@ -70,24 +71,24 @@ final class AgentTestHooks: Sendable {
         if let hook = beforeCommitBatch.withLock({ $0 }) { await hook(lane) }
     }
 
-    /// Calls `hook` with the lane and the number of files, in the silo, after each turn in which the committer
-    /// renamed and recorded a chunk of a batch (`GroupCommitter.renamesPerTurn` at most).
-    func setAfterRenameTurn(_ hook: (@Sendable (GroupCommitter.Lane, Int) -> Void)?) {
+    /// Calls `hook` with the lane, the batch's number in it (from 1) and the number of files, in the silo, after each
+    /// turn in which the committer renamed and recorded a chunk of a batch (`GroupCommitter.renamesPerTurn` at most).
+    func setAfterRenameTurn(_ hook: (@Sendable (GroupCommitter.Lane, _ batch: Int, _ files: Int) -> Void)?) {
         afterRenameTurn.withLock { $0 = hook }
     }
 
-    func runAfterRenameTurn(_ lane: GroupCommitter.Lane, files: Int) {
-        if let hook = afterRenameTurn.withLock({ $0 }) { hook(lane, files) }
+    func runAfterRenameTurn(_ lane: GroupCommitter.Lane, batch: Int, files: Int) {
+        if let hook = afterRenameTurn.withLock({ $0 }) { hook(lane, batch, files) }
     }
 
-    /// Runs `hook` with the lane after each file of a turn is renamed into DIR (or refused), in the silo, before the
-    /// next one is.
-    func setAfterRename(_ hook: (@Sendable (GroupCommitter.Lane) -> Void)?) {
+    /// Runs `hook` with the lane and the batch's number in it (from 1) after each file of a turn is renamed into DIR
+    /// (or refused), in the silo, before the next one is.
+    func setAfterRename(_ hook: (@Sendable (GroupCommitter.Lane, _ batch: Int) -> Void)?) {
         afterRename.withLock { $0 = hook }
     }
 
-    func runAfterRename(_ lane: GroupCommitter.Lane) {
-        if let hook = afterRename.withLock({ $0 }) { hook(lane) }
+    func runAfterRename(_ lane: GroupCommitter.Lane, batch: Int) {
+        if let hook = afterRename.withLock({ $0 }) { hook(lane, batch) }
     }
 
     /// Runs `hook` with the lane after a batch's files are renamed and recorded, before DIR is flushed and their

@@ -16,7 +16,7 @@ protocol IndexRowKnowledge: AnyObject {
 /// sync directory.
 ///
 /// A finished download arrives as a temporary file that was written but not flushed. The committer gathers every
-/// file that arrives while the previous batch is being committed, then, for the whole batch:
+/// file that arrives while the batches before it are being flushed and put in place, then, for the whole batch:
 /// 1. one `syncfs(2)` makes every temporary file's bytes durable (the file system's journal and the disk's cache
 ///    are flushed once, not once per file); a batch of at most `smallBatch` files is flushed file by file instead;
 /// 2. once DIR is not being emptied (`RenameGate`), each file is renamed into place (only where the path is still
@@ -26,9 +26,13 @@ protocol IndexRowKnowledge: AnyObject {
 /// 3. one `fsync` of DIR makes the renames durable;
 /// 4. only then is each waiter resumed, and its asset logged and counted.
 ///
-/// Batches adapt by themselves: while a batch is being flushed the next one grows (to thousands of files during a
-/// cold pass), and a file that arrives when nothing is being committed is committed at once, alone, so a lone
-/// repair lands in milliseconds. docs/RELIABILITY.md gives the durability argument for each crash point.
+/// A lane's batches go through two stages in the order they were formed: step 1, then steps 2 to 4. The next
+/// batch is formed and flushed while the one before it is renamed and DIR flushed (the disk's wait for one batch
+/// overlaps the silo's renames of the other, which a cold pass otherwise pays one after the other); the batch after
+/// it is formed only once it begins its own renames, so at most two batches of a lane are being committed. Batches adapt by
+/// themselves: while one is being committed the next one grows (to hundreds of files during a cold pass), and a
+/// file that arrives when nothing is being committed is committed at once, alone, so a lone repair lands in
+/// milliseconds. docs/RELIABILITY.md gives the durability argument for each crash point.
 ///
 /// Two lanes (`Lane`) batch apart: the files of passes, and the repairs a person's change asked for. A repair
 /// during a cold pass would otherwise wait for the batch being committed and then for the next one, thousands of
@@ -105,10 +109,20 @@ final class GroupCommitter {
         case repair
     }
 
-    /// A lane's files waiting for its next batch, and whether a task is committing one of its batches.
+    /// A lane's files waiting for its next batch, and its two stages: a batch being formed and flushed
+    /// (`committing`), and a batch being put in place (`installing`), which the next batch waits for
+    /// (`waitingToInstall`) once its own flush is done.
     private struct LaneQueue {
         var waiting: [Waiting] = []
+        /// A task is flushing the lane's next batch, or holds it flushed until the batch before it is in place.
         var committing = false
+        /// A task is renaming, recording and flushing DIR for one of the lane's batches.
+        var installing = false
+        /// The task of the flushed batch that waits for `installing` to end (at most one: the flush stage is held
+        /// until its batch begins installing).
+        var waitingToInstall: CheckedContinuation<Void, Never>?
+        /// Batches taken from the lane's queue so far: each batch's number, from 1 (the test hooks name it).
+        var batchesTaken = 0
     }
 
     private var lanes = Array(repeating: LaneQueue(), count: Lane.allCases.count)
@@ -120,6 +134,8 @@ final class GroupCommitter {
     var queued: Int { lanes.reduce(0) { $0 + $1.waiting.reduce(0) { $0 + $1.files.count } } }
     /// The largest batch so far.
     private(set) var largestBatch = 0
+    /// Files of flushed batches waiting for the batch before theirs to be put in place, in either lane.
+    private(set) var filesFlushedAhead = 0
 
     init(storage: DiskStorage, index: AssetIndex, log: AccessLog, knownRows: any IndexRowKnowledge) {
         self.storage = storage
@@ -262,12 +278,38 @@ final class GroupCommitter {
 
     /// Commits every file queued now (the caller's own, `ownCount` files, among them), resumes the others' tasks, and
     /// hands the next batch to the first caller that arrived meanwhile. Returns the caller's outcomes.
+    ///
+    /// The batch's flush overlaps the previous batch's renames and DIR's flush: it is taken and flushed while the
+    /// batch before it is put in place, and the next batch is handed on once this one begins its own renames.
+    /// Batches of a lane are put in place in the order they were taken.
     private func commitQueuedBatch(of lane: Lane, ownCount: Int) async -> [Result<Outcome, any Error>] {
         await storage.status.hooks?.runBeforeCommitBatch(lane)
         let batch = lanes[lane.rawValue].waiting
         lanes[lane.rawValue].waiting.removeAll(keepingCapacity: true)
         let files = batch.count == 1 ? batch[0].files : batch.flatMap(\.files)
-        var outcomes = await commitBatch(files, of: lane)[...]
+        lanes[lane.rawValue].batchesTaken += 1
+        let number = lanes[lane.rawValue].batchesTaken
+        var outcomes: ArraySlice<Result<Outcome, any Error>>
+        if let failure = await flush(files) {
+            handOnNextBatch(of: lane)
+            outcomes = files.map { _ in .failure(failure) }[...]
+        } else {
+            if lanes[lane.rawValue].installing {
+                filesFlushedAhead += files.count
+                await withCheckedContinuation { continuation in
+                    lanes[lane.rawValue].waitingToInstall = continuation
+                }
+                filesFlushedAhead -= files.count
+            }
+            lanes[lane.rawValue].installing = true
+            handOnNextBatch(of: lane)
+            outcomes = await install(files, of: lane, number: number)[...]
+            lanes[lane.rawValue].installing = false
+            if let next = lanes[lane.rawValue].waitingToInstall {
+                lanes[lane.rawValue].waitingToInstall = nil
+                next.resume()
+            }
+        }
         batches += 1
         self.files += files.count
         largestBatch = max(largestBatch, files.count)
@@ -283,12 +325,6 @@ final class GroupCommitter {
                 mine = theirs
             }
         }
-        if lanes[lane.rawValue].waiting.isEmpty {
-            lanes[lane.rawValue].committing = false
-        } else if let next = lanes[lane.rawValue].waiting[0].continuation {
-            lanes[lane.rawValue].waiting[0].continuation = nil
-            next.resume(returning: .commitNextBatch)
-        }
         guard let mine else {
             let error = SyncError(.system, "the files of the caller that committed a batch were not in it")
             return Array(repeating: .failure(error), count: ownCount)
@@ -296,18 +332,36 @@ final class GroupCommitter {
         return mine
     }
 
-    private func commitBatch(_ files: [PendingFile], of lane: Lane) async -> [Result<Outcome, any Error>] {
-        // A file taken back after its link (`installAndRecord`) is put in again as the named file it became.
-        var batch = files
+    /// The lane's next batch, if files wait for one, begins now (its first caller's task takes it); else the lane
+    /// has no batch being formed.
+    private func handOnNextBatch(of lane: Lane) {
+        if lanes[lane.rawValue].waiting.isEmpty {
+            lanes[lane.rawValue].committing = false
+        } else if let next = lanes[lane.rawValue].waiting[0].continuation {
+            lanes[lane.rawValue].waiting[0].continuation = nil
+            next.resume(returning: .commitNextBatch)
+        }
+    }
+
+    /// 1. Durable bytes, once for the batch, off the silo: nil, or why the batch could not be flushed (its temporary
+    /// files are discarded then).
+    private func flush(_ files: [PendingFile]) async -> SyncError? {
         TestFaultSwitch.killIfAsked(at: .afterWrites)
-        // 1. Durable bytes, once for the batch, off the silo.
         let folder = storage.temporaryFolder
-        let unflushed = batch.lazy.filter { !$0.flushed }.map(\.file)
+        let unflushed = files.lazy.filter { !$0.flushed }.map(\.file)
         if !unflushed.isEmpty, let failure = await BlockingIO.run({ [unflushed = Array(unflushed)] in Self.flush(unflushed, in: folder) }) {
-            for file in batch { file.file.discard() }
-            return batch.map { _ in .failure(failure) }
+            for file in files { file.file.discard() }
+            return failure
         }
         TestFaultSwitch.killIfAsked(at: .afterFlush)
+        return nil
+    }
+
+    /// Steps 2 and 3 for a flushed batch (the lane's `number`th): each file decided, renamed and recorded, then DIR
+    /// flushed.
+    private func install(_ files: [PendingFile], of lane: Lane, number: Int) async -> [Result<Outcome, any Error>] {
+        // A file taken back after its link (`installAndRecord`) is put in again as the named file it became.
+        var batch = files
         // 2. Decide, rename and record, a chunk of the batch per turn of the silo (`renamesPerTurn`): nothing can
         // change a path between its decision and its rename, and a repair or a person's request waits for one chunk,
         // not for the thousands of renames of a cold pass's batch. Nothing is renamed into DIR while it is being
@@ -329,11 +383,11 @@ final class GroupCommitter {
                 next = turn.endIndex
                 continue
             }
-            let done = installAndRecord(turn, of: &batch, lane: lane, outcomes: &outcomes)
+            let done = installAndRecord(turn, of: &batch, lane: lane, number: number, outcomes: &outcomes)
             installed.append(contentsOf: done.installed)
             next += done.handled
             waiting.append(contentsOf: done.takenBack)
-            storage.status.hooks?.runAfterRenameTurn(lane, files: done.handled)
+            storage.status.hooks?.runAfterRenameTurn(lane, batch: number, files: done.handled)
         }
         TestFaultSwitch.killIfAsked(at: .afterTransaction)
         // 3. Durable renames, once for the batch (the temporary directory's entries need no flush: a temporary
@@ -366,7 +420,7 @@ final class GroupCommitter {
     /// was not.
     private var linksPerTurn = GroupCommitter.renamesPerTurn
 
-    /// Files renamed and recorded in one turn of the silo, at most (`commitBatch`): about 3 ms of renames, status
+    /// Files renamed and recorded in one turn of the silo, at most (`install`): about 3 ms of renames, status
     /// calls and inserts on a busy machine.
     nonisolated static let renamesPerTurn = 64
 
@@ -379,7 +433,8 @@ final class GroupCommitter {
     /// the turn it may have passed the turn's new files, which are taken back (`takeBack`, their positions returned,
     /// their files in `batch` replaced by the named files they became) and put in place again once the gate opens.
     private func installAndRecord(
-        _ turn: ArraySlice<Int>, of batch: inout [PendingFile], lane: Lane, outcomes: inout [Result<Outcome, any Error>?]
+        _ turn: ArraySlice<Int>, of batch: inout [PendingFile], lane: Lane, number: Int,
+        outcomes: inout [Result<Outcome, any Error>?]
     ) -> (installed: [InstalledFile], handled: Int, takenBack: [Int]) {
         let rows: [IndexEntry?]
         do {
@@ -405,7 +460,7 @@ final class GroupCommitter {
             }
             outcomes[position] = outcome
             handled += 1
-            storage.status.hooks?.runAfterRename(lane)
+            storage.status.hooks?.runAfterRename(lane, batch: number)
         }
         var takenBack: [Int] = []
         if !installed.isEmpty, gate.listingMayHavePassedFiles(linkedSince: listingsBefore) {

@@ -60,7 +60,7 @@ struct ColdSyncRepairTests {
         let (holding, released) = (held.holding, held.released)
         // The priority the repair's commit runs at: the watcher's work goes ahead of the pass's in the silo's queue.
         let repairPriority = Shared<TaskPriority?>(nil)
-        held.hooks.setAfterRenameTurn { lane, _ in
+        held.hooks.setAfterRenameTurn { lane, _, _ in
             if lane == .repair, repairPriority.value == nil { repairPriority.set(Task.currentPriority) }
         }
         let agent = try await RunningAgent(configuration)
@@ -89,14 +89,13 @@ struct ColdSyncRepairTests {
     /// held went on meanwhile, and its task commits all that finished at once (`AccessPipeline.fetchGroup`).
     @Test func aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween() async throws {
         let (gallery, dir, configuration, held) = try await HeldSecondPassBatch.largeBatch("rename-turns")
-        let (passBatches, holding, hooks) = (held.passBatches, held.holding, held.hooks)
+        let (holding, hooks) = (held.holding, held.hooks)
         /// Per pass batch: the files of each of its turns, and how many of its turns were done when a silo job
         /// queued during its first turn ran.
         let turnsByBatch = Shared<[Int: [Int]]>([:])
         let turnsDoneWhenTheJobRan = Shared<[Int: Int]>([:])
-        hooks.setAfterRenameTurn { lane, files in
+        hooks.setAfterRenameTurn { lane, batch, files in
             guard lane == .pass else { return }
-            let batch = passBatches.value
             var turns = turnsByBatch.value
             turns[batch, default: []].append(files)
             turnsByBatch.set(turns)
@@ -134,12 +133,11 @@ extension ColdSyncRepairTests {
         // whose first turn is a full one of `renamesPerTurn` unless it is cut. The gate is shut at the tenth rename of
         // the first batch after the held one to reach ten.
         let (gallery, dir, configuration, held) = try await HeldSecondPassBatch.largeBatch("turn-cut")
-        let (passBatches, hooks) = (held.passBatches, held.hooks)
+        let hooks = held.hooks
         let renamedByBatch = Shared<[Int: Int]>([:])
         let cutBatch = Shared(0)
         let turns = Shared<[Int]>([])
-        hooks.setAfterRename { lane in
-            let batch = passBatches.value
+        hooks.setAfterRename { lane, batch in
             guard lane == .pass, batch > 2 else { return }
             var renamed = renamedByBatch.value
             renamed[batch, default: 0] += 1
@@ -149,8 +147,8 @@ extension ColdSyncRepairTests {
                 hooks.renameGate?.holdShut(true)
             }
         }
-        hooks.setAfterRenameTurn { lane, files in
-            if lane == .pass, cutBatch.value != 0, passBatches.value == cutBatch.value { turns.append(files) }
+        hooks.setAfterRenameTurn { lane, batch, files in
+            if lane == .pass, cutBatch.value != 0, batch == cutBatch.value { turns.append(files) }
         }
         let agent = try await RunningAgent(configuration)
         #expect(await held.releaseOnceServed())

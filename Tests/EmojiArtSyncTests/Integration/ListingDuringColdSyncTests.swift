@@ -73,7 +73,7 @@ struct ListingDuringColdSyncTests {
         let (start, listed) = (scripts.file("start"), scripts.file("listed"))
         // After the pass's first turn, in the silo: the listing is made before the next turn begins.
         let started = Shared(false)
-        hooks.setAfterRenameTurn { lane, _ in
+        hooks.setAfterRenameTurn { lane, _, _ in
             guard lane == .pass, !started.value else { return }
             started.set(true)
             Self.startListing(start: start, andWaitFor: listed)
@@ -122,7 +122,7 @@ struct ListingDuringColdSyncTests {
         let (start, listed) = (scripts.file("start"), scripts.file("listed"))
         let started = Shared(false)
         // Between the first two links of the pass: the program opens DIR, lists it and keeps it open.
-        hooks.setAfterRename { lane in
+        hooks.setAfterRename { lane, _ in
             guard lane == .pass, !started.value else { return }
             started.set(true)
             Self.startListing(start: start, andWaitFor: listed)
