@@ -29,9 +29,9 @@ protocol IndexRowKnowledge: AnyObject {
 /// A lane's batches go through two stages in the order they were formed: step 1, then steps 2 to 4. The next
 /// batch is formed and flushed while the one before it is renamed and DIR flushed (the disk's wait for one batch
 /// overlaps the silo's renames of the other, which a cold pass otherwise pays one after the other); the batch after
-/// it is formed only once it begins its own renames, so at most two batches of a lane are being committed. Batches adapt by
-/// themselves: while one is being committed the next one grows (to hundreds of files during a cold pass), and a
-/// file that arrives when nothing is being committed is committed at once, alone, so a lone repair lands in
+/// it is formed only once it begins its own renames, so at most two batches of a lane are being committed. Batches
+/// adapt by themselves: while one is being committed the next one grows (to hundreds of files during a cold pass),
+/// and a file that arrives when nothing is being committed is committed at once, alone, so a lone repair lands in
 /// milliseconds. docs/RELIABILITY.md gives the durability argument for each crash point.
 ///
 /// Two lanes (`Lane`) batch apart: the files of passes, and the repairs a person's change asked for. A repair
@@ -294,7 +294,9 @@ final class GroupCommitter {
             handOnNextBatch(of: lane)
             outcomes = files.map { _ in .failure(failure) }[...]
         } else {
-            if lanes[lane.rawValue].installing {
+            // Only the task holding the flush stage waits here, so the stage is free when it is resumed; looked at
+            // again all the same, since the silo ran other jobs in between.
+            while lanes[lane.rawValue].installing {
                 filesFlushedAhead += files.count
                 await withCheckedContinuation { continuation in
                     lanes[lane.rawValue].waitingToInstall = continuation
