@@ -75,7 +75,7 @@ struct StatusWatchTests {
         defer { agent.signal(SIGTERM) }
         let status = try AgentStatus.read(from: dir.file(".emojiart-sync/status.json"))
         let tmux = try Tmux()
-        try tmux.type("stty -g > \(out.file("before")); \(AgentProcess.binary) status --watch --dir \(dir.path); echo \"watch exit=$?\"; stty -g > \(out.file("after"))")
+        try tmux.type("stty -g > \(out.file("before")); \(AgentProcess.binary) status --watch --dir \(dir.path); echo \"watch exit=$?\"; \(Self.saveTermios(to: out.file("after")))")
 
         #expect(await tmux.waitFor("HITS"), "\(tmux.screen)")
         let screen = tmux.screen
@@ -114,7 +114,7 @@ struct StatusWatchTests {
         let watch = "\(AgentProcess.binary) status --watch --dir \(dir.path)"
         // The first exit status goes to a file too: the second watch may take the screen (its alternate screen hides
         // the line) before a loaded machine lets the test look at it.
-        try tmux.type("stty -g > \(out.file("before")); \(watch); echo \"first exit=$?\" | tee \(out.file("first")); \(watch); echo \"second exit=$?\"; stty -g > \(out.file("after"))")
+        try tmux.type("stty -g > \(out.file("before")); \(watch); echo \"first exit=$?\" | tee \(out.file("first")); \(watch); echo \"second exit=$?\"; \(Self.saveTermios(to: out.file("after")))")
         #expect(await tmux.waitFor("HITS"))
         let first = try #require(Self.pids(of: "status --watch --dir \(dir.path)").first)
         kill(first, SIGTERM)
@@ -147,6 +147,13 @@ struct StatusWatchTests {
         #expect(lines.allSatisfy { $0.contains("pid=\(agent.pid) agent=running memory=") && $0.contains("ok=4 missing=0 failing=0 total=4") }, "\(watch.stdout)")
         #expect(!watch.stdout.contains("\u{1B}"), "no escape sequences on a pipe")
         await gallery.stop()
+    }
+
+    /// A shell command saving the terminal's settings (`stty -g`) to `path` so that the file appears only once it
+    /// is whole: the shell creates a redirection's file before `stty` writes, and a test that waits for the file
+    /// to exist would otherwise read it empty.
+    static func saveTermios(to path: String) -> String {
+        "stty -g > \(path).part && mv \(path).part \(path)"
     }
 
     /// `  memory        54`: a source and its total, as the screen aligns them.
