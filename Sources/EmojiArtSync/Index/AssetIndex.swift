@@ -122,7 +122,8 @@ final class AssetIndex {
     /// those its reader has seen are dropped (`forgetRowChanges(through:)`), so an idle agent keeps none (a cold
     /// pass left 8,192 of them, two strings each: 1.4 MB).
     private var changeLog: [(key: String, name: String)] = []
-    static let changeLogLimit = 4096
+    /// How many row changes the log keeps at least; a test lowers it to make the log overflow with a few rows.
+    var changeLogLimit = 4096
 
     private init(connection: SQLiteConnection) throws(SyncError) {
         self.connection = connection
@@ -532,7 +533,7 @@ final class AssetIndex {
     private func noteRowChange(_ key: String, name: String) {
         rowChanges &+= 1
         changeLog.append((key, name))
-        if changeLog.count >= 2 * Self.changeLogLimit { changeLog.removeFirst(changeLog.count - Self.changeLogLimit) }
+        if changeLog.count >= 2 * changeLogLimit { changeLog.removeFirst(changeLog.count - changeLogLimit) }
     }
 
     /// The url and file name of each row added or removed since `rowChanges` was `since`, oldest first (a row may

@@ -39,6 +39,33 @@ struct FeedSweepTests {
         try await Self.afterOneSync("feed-retagged") { core, _, _ in try await Self.retag(core) }
     }
 
+    /// More rows came and went since the last sweep than the index's change log keeps (a cold pass adds tens of
+    /// thousands): the catalogue answers from its table of stored keys, with no walk of the index, what a walk
+    /// finds (unstored keys come and go, a stale key stays stale until its row takes the feed's tag); once a row of
+    /// no feed key goes (a gone row), only a walk can tell, and it walks.
+    @Test func moreRowChangesThanTheLogKeepsAreAnsweredFromTheTableWithoutAWalk() async throws {
+        try await Self.afterOneSync("feed-sweep-overflow", count: 20) { core, gallery, _ in
+            try await Self.overflow(core, valid: gallery.validNumbers, failing: gallery.errorNumbers)
+        }
+    }
+
+    /// A cold pass stores more files than the change log keeps: what it asks after its fetches (stale keys, keys
+    /// still unstored) costs no walk of the index beyond what the pass's start cost.
+    @Test @SyncActor func aColdPassAsksWhatIsLeftUnstoredWithoutWalkingTheIndex() async throws {
+        let gallery = try await GalleryFixture(count: 30)
+        let dir = TemporaryDirectory("feed-sweep-cold")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        let core = agent.core
+        core.index.changeLogLimit = 2
+        #expect(core.catalogue.walks == 0)
+        let report = try await agent.syncOnce()
+        #expect(report.available == gallery.validNumbers.count)
+        #expect(core.catalogue.walks == 0, "the index was walked")
+        #expect(try core.catalogue.current().unstored == (try gallery.errorNumbers.map { try AssetKey(feedURL: "/gallery/image?\($0)") }).sorted())
+        agent.shutdown()
+        await gallery.stop()
+    }
+
     /// Runs `check` with the core of an agent that synced a gallery of `count` items once into a fresh DIR (and
     /// the gallery and DIR's path), then stops both.
     private static func afterOneSync(
@@ -51,6 +78,68 @@ struct FeedSweepTests {
         try await check(agent.core, gallery, dir.path)
         agent.shutdown()
         await gallery.stop()
+    }
+
+    @SyncActor
+    private static func overflow(_ core: MirrorCore, valid: [Int], failing: [Int]) async throws {
+        func key(_ n: Int) throws -> AssetKey { try AssetKey(feedURL: "/gallery/image?\(n)") }
+        let catalogue = core.catalogue
+        try #require(valid.count >= 8 && !failing.isEmpty)
+        func state() throws -> [String] {
+            let sweep = try catalogue.current()
+            return ["stored \(catalogue.storedInFeed)", "unstored \(sweep.unstored)", "stale \(sweep.stale)", "gone \(sweep.gone)"]
+                + catalogue.keys.map { "\($0) \(String(describing: catalogue.isStored($0)))" }
+        }
+        /// `state()` with no walk of the index, then what a walk finds: the same.
+        func checkWithoutWalk(_ what: String) throws {
+            let walks = catalogue.walks
+            let fromTables = try state()
+            #expect(catalogue.walks == walks, "\(what): the index was walked")
+            _ = try catalogue.sweepIndex()
+            #expect(try state() == fromTables, "\(what)")
+        }
+        // A stale key (its row took another tag: the sweep is dropped and the next question walks).
+        let stale = try key(valid[0])
+        let feedTag = try #require(catalogue[tag: stale])
+        var entry = try #require(try core.index.entry(for: stale))
+        entry.tag = "the-tag-of-an-older-feed"
+        _ = try core.index.transaction { () throws(SyncError) in try core.index.put(entry) }
+        #expect(try catalogue.current().stale == [stale])
+
+        core.index.changeLogLimit = 2
+        // Five rows of feed keys come and go, more than the log keeps: three files removed, two of them back.
+        let (removed, back) = (try valid[1...3].map(key), try valid[1...2].map(key))
+        for key in removed { #expect(try await core.owned.remove(key) > 0) }
+        for key in back { _ = try await core.pipeline.refetch(key) }
+        try #require(core.index.rowsChanged(since: core.index.rowChanges - 5) == nil, "the change log did not overflow")
+        try checkWithoutWalk("rows of feed keys removed and added")
+        #expect(try catalogue.current().unstored == (try (failing + [valid[3]]).map(key)).sorted())
+        #expect(try catalogue.current().stale == [stale])
+
+        // The stale row takes the feed's tag (written as an adoption writes it: no row comes or goes), then more
+        // rows come and go: no longer stale.
+        try core.index.setTag(feedTag, named: stale.fileName)
+        for key in back { #expect(try await core.owned.remove(key) > 0) }
+        for key in try [valid[1], valid[2], valid[3]].map(key) { _ = try await core.pipeline.refetch(key) }
+        try checkWithoutWalk("a stale row retagged")
+        #expect(try catalogue.current().stale.isEmpty)
+        #expect(try catalogue.current().unstored == (try failing.map(key)).sorted())
+
+        // A gone row (its key dropped from the feed), then removed with more rows of feed keys: only a walk finds
+        // that the gone row went, and the catalogue walks.
+        let dropped = try key(valid[4])
+        var tags: [AssetKey: String] = [:]
+        for key in catalogue.keys { tags[key] = catalogue[tag: key] }
+        #expect(try catalogue.replace(catalogue.keys.filter { $0 != dropped }, tags: tags))
+        #expect(try catalogue.current().gone == [dropped])
+        #expect(try await core.owned.remove(dropped) > 0)
+        for key in try valid[5...7].map(key) {
+            #expect(try await core.owned.remove(key) > 0)
+            _ = try await core.pipeline.refetch(key)
+        }
+        let walks = catalogue.walks
+        #expect(try catalogue.current().gone.isEmpty)
+        #expect(catalogue.walks == walks + 1, "a row of no feed key went: the catalogue must walk")
     }
 
     @SyncActor
