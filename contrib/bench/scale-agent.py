@@ -134,6 +134,9 @@ class LogTail:
         # Per file name: the times of its repair lines (`event=repair`) and of the network hits that followed one
         # (`hit=network`): where a repair's time went (`repair_stages`).
         self.repaired, self.fetched_after_repair = {}, {}
+        # The names of every network hit, in order: files the agent wrote, which the cold sync's repairs pick from
+        # without listing DIR (a listing by another program holds the agent's renames back; see cold_sync_repairs).
+        self.fetched = []
 
     def update(self):
         with self.lock:
@@ -174,8 +177,10 @@ class LogTail:
                 name = log_field(line, b"file")
                 if name:
                     self.repaired.setdefault(name, []).append(log_time(line))
-            elif b"hit=network" in line and self.repaired:
+            elif b"hit=network" in line:
                 name = log_field(line, b"file")
+                if name:
+                    self.fetched.append(name)
                 if name in self.repaired:
                     self.fetched_after_repair.setdefault(name, []).append(log_time(line))
 
@@ -370,19 +375,27 @@ def cold_sync_repairs(a, work):
     """Repairs while the agent's own first (cold) sync runs: an agent on an empty DIR, polls an hour apart; once
     `--cold-after` files are in DIR (at most a fifth of the export's images, so a small export has some left),
     deletes files it already wrote, one at a time, until the sync ends. A deletion made after the end of the
-    sync (its first poll line) does not count."""
+    sync (its first poll line) does not count.
+
+    The script never lists DIR: a person deleting a file names it, and another program's listing of DIR holds the
+    agent's renames back (as `rm -rf DIR` lists before it deletes; docs/RELIABILITY.md), which would time the
+    script's own listing instead of the repair. Files are counted and picked from the agent's network hits."""
     images = sum(1 for n in os.listdir(os.path.join(a.export, "gallery", "image")) if n.endswith(".png"))
     threshold = max(1, min(a.cold_after, images // 5))
     started = time.time()
     agent = Agent(a.agent, a.server, 3600, work)
     try:
-        synced = lambda: sorted(n for n in os.listdir(agent.dir) if n.endswith(".png"))
-        if not wait_until(lambda: len(synced()) >= threshold or agent.polls() >= 1, 1800, 0.01):
+        fetched = lambda: agent.tail.update().fetched
+        if not wait_until(lambda: len(fetched()) >= threshold or agent.polls() >= 1, 1800, 0.01):
             raise SystemExit(f"the agent's cold sync did not write {threshold} files within 30 min")
         rng = random.Random(42)
         def pick():
-            names = synced()
-            return rng.choice(names) if names else None
+            names = fetched()
+            for _ in range(1000):  # a hit's line may come just before its file is in place; a repair's may be out
+                name = rng.choice(names)
+                if os.path.exists(os.path.join(agent.dir, name)):
+                    return name
+            return None
         repairs = repair_latencies(agent.dir, pick, a.deletes,
                                    going_on=lambda: agent.tail.update().first_poll_at is None)
         if not wait_until(lambda: agent.polls() >= 1, 1800, 0.1):
