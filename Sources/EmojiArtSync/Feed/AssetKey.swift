@@ -213,8 +213,16 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
     public var description: String { rawValue }
 
     /// By the url's bytes: the order of the urls as strings, since a key is ASCII.
+    /// By the url's bytes, as `lexicographicallyPrecedes` orders them, with `memcmp`: a pass sorts 100,000 keys
+    /// before its first request (the unstored ones of a cold pass), and the generic comparison took 55 ms of it.
     public static func < (lhs: AssetKey, rhs: AssetKey) -> Bool {
-        lhs.withURL { left in rhs.withURL { right in left.lexicographicallyPrecedes(right) } }
+        lhs.withURL { left in
+            rhs.withURL { right in
+                let common = min(left.count, right.count)
+                let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                return order != 0 ? order < 0 : left.count < right.count
+            }
+        }
     }
 }
 

@@ -265,7 +265,7 @@ final class FeedCatalogue: IndexRowKnowledge {
         }
         result.unstored = unstored.applied(to: result.unstored)
         result.gone = gone.applied(to: result.gone)
-        result.stale = stale.sorted()
+        result.stale = stale.sortedByURL()
         keep(result)
         return result
     }
@@ -284,7 +284,7 @@ final class FeedCatalogue: IndexRowKnowledge {
         var result = last
         var unstored: [AssetKey] = []
         for (position, isStored) in stored.enumerated() where !isStored { unstored.append(feed.keys[position]) }
-        result.unstored = unstored.sorted()
+        result.unstored = unstored.sortedByURL()
         var stale: [AssetKey] = []
         try index.readTransaction { () throws(SyncError) in
             for key in last.stale where try isStale(key) { stale.append(key) }

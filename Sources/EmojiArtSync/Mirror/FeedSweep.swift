@@ -32,7 +32,7 @@ struct SortedKeyEdits {
         let new = added.filter { key in
             let at = kept.partitioningIndex { $0 >= key }
             return at == kept.count || kept[at] != key
-        }.sorted()
+        }.sortedByURL()
         guard !new.isEmpty else { return kept }
         var merged: [AssetKey] = []
         merged.reserveCapacity(kept.count + new.count)
@@ -46,6 +46,46 @@ struct SortedKeyEdits {
         }
         merged.append(contentsOf: new[next...])
         return merged
+    }
+}
+
+extension Sequence<AssetKey> {
+    /// The keys in `<` order (their urls' bytes), sorted by an 8-byte copy of each url taken after the prefix all of
+    /// them share (big-endian in a `UInt64`, beside the key's index), the keys themselves compared only where those
+    /// bytes are equal. Sorting the keys themselves reads two heap blocks per comparison: 55 ms for the 100,000
+    /// unstored keys a cold pass works out before its first request, against a few ms this way. No url holds a
+    /// NUL, so a url that ends within the 8 bytes (padded with zeros) sorts before every longer one.
+    func sortedByURL() -> [AssetKey] {
+        let keys = Array(self)
+        guard keys.count > 64 else { return keys.sorted() }
+        let first = keys[0]
+        var shared = first.withURL { $0.count }
+        for key in keys.dropFirst() where shared > 0 {
+            shared = first.withURL { first in
+                key.withURL { url in
+                    var length = 0
+                    let limit = Swift.min(shared, url.count)
+                    while length < limit && first[length] == url[length] { length += 1 }
+                    return length
+                }
+            }
+        }
+        var order: [(prefix: UInt64, index: Int32)] = []
+        order.reserveCapacity(keys.count)
+        for (index, key) in keys.enumerated() {
+            let prefix = key.withURL { url in
+                var value: UInt64 = 0
+                for offset in 0..<8 {
+                    value = value << 8 | UInt64(shared + offset < url.count ? url[shared + offset] : 0)
+                }
+                return value
+            }
+            order.append((prefix, Int32(index)))
+        }
+        order.sort { left, right in
+            left.prefix != right.prefix ? left.prefix < right.prefix : keys[Int(left.index)] < keys[Int(right.index)]
+        }
+        return order.map { keys[Int($0.index)] }
     }
 }
 
@@ -130,8 +170,8 @@ struct FeedSweepMatch: Sendable {
 
     /// After the last row: the feed keys without one are the unstored; each list sorted.
     mutating func finish() {
-        result.unstored = zip(feed.keys, storedAt).compactMap { key, stored in stored ? nil : key }.sorted()
-        result.gone.sort()
-        result.stale.sort()
+        result.unstored = zip(feed.keys, storedAt).compactMap { key, stored in stored ? nil : key }.sortedByURL()
+        result.gone = result.gone.sortedByURL()
+        result.stale = result.stale.sortedByURL()
     }
 }

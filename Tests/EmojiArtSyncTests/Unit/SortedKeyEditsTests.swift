@@ -25,3 +25,26 @@ struct SortedKeyEditsTests {
         }
     }
 }
+
+/// `sortedByURL()` orders keys as `sorted()` does, whatever their urls share: one long prefix, urls that are
+/// prefixes of others, urls equal in the 8 bytes it copies and apart after them, lists too short to bother.
+struct SortedByURLTests {
+    @Test func keysSortedByACopyOfTheirURLsAreInTheOrderOfTheKeys() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab/?.=09".utf8)
+        let prefixes = ["/", "/gallery/image/", "/gallery/image?", "/gallery/image/12345678"]
+        for round in 0..<200 {
+            let prefix = prefixes.randomElement(using: &generator)!
+            var urls = Set<String>()
+            for _ in 0..<Int.random(in: 0..<300, using: &generator) {
+                let length = Int.random(in: 0..<14, using: &generator)
+                let tail = (0..<length).map { _ in alphabet.randomElement(using: &generator)! }
+                let url = prefix + String(decoding: tail, as: UTF8.self)
+                if (try? AssetKey(feedURL: url)) != nil { urls.insert(url) }
+            }
+            let keys = try urls.shuffled(using: &generator).map { try AssetKey(feedURL: $0) }
+            #expect(keys.sortedByURL() == keys.sorted(), "round \(round), prefix \(prefix)")
+            #expect(keys.sortedByURL().map(\.rawValue) == urls.sorted(), "round \(round), prefix \(prefix)")
+        }
+    }
+}
