@@ -146,16 +146,19 @@ final class AccessLog {
     }
 
     /// Logs an access that failed: written once per pass, and once at all while the same failure repeats.
-    func failure(_ key: AssetKey, _ error: any Error) {
-        if error is CancellationError {
+    /// `onRecord`: whether `error` is a failure on record (`ImageLoader.RememberedFailure`, `UnusableAnswerOnRecord`),
+    /// when the caller knows it: a pass refuses each listing of 10,000 error items at every reload, and the casts
+    /// that find it out otherwise showed in its profile.
+    func failure(_ key: AssetKey, _ error: any Error, onRecord: Bool? = nil) {
+        if onRecord != true, error is CancellationError {
             // Stopped, not failed: the run or agent that stopped says so once (an interrupted `--once` exits
             // 128 + the signal), rather than a warning for every access it was making.
             flushAccessLines()
             logger.debug("access stopped", metadata: ["event": "asset", "key": .string(key.rawValue), "result": "cancelled"])
             return
         }
-        changes.ring()
-        let remembered = error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord
+        if batching { changedInBatch = true } else { changes.ring() }
+        let remembered = onRecord ?? (error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord)
         if !remembered { lastAssetFailure = ("\(key): \(error)", Date()) }
         if pass != nil, pass?.failing.insert(key).inserted == false { return }
         // Written once, at warning: a failure on record, or the same failure again (a conflict a retry after

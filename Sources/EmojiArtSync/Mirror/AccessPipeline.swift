@@ -226,8 +226,9 @@ final class AccessPipeline {
             if !memory.attachListing(key, pass: pass) { answer.joins.append(Join(key: key, position: position)) }
             return
         }
-        if let failure = memory.rememberedFailure(for: key) {
-            log.failure(key, failure)
+        if let remembered = memory.rememberedFailure(for: key) {
+            let failure: any Error = remembered  // boxed once, for the log and the refusal
+            log.failure(key, failure, onRecord: true)
             answer.refused.append((position, failure))
             return
         }
