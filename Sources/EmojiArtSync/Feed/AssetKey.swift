@@ -212,9 +212,8 @@ public struct AssetKey: Hashable, @unchecked Sendable, Comparable, CustomStringC
 
     public var description: String { rawValue }
 
-    /// By the url's bytes: the order of the urls as strings, since a key is ASCII.
-    /// By the url's bytes, as `lexicographicallyPrecedes` orders them, with `memcmp`: a pass sorts 100,000 keys
-    /// before its first request (the unstored ones of a cold pass), and the generic comparison took 55 ms of it.
+    /// By the url's bytes: the order of the urls as strings, since a key is ASCII. Compared with `memcmp`, which a
+    /// pass's sorts of 100,000 keys feel (docs/BENCHMARKS.md).
     public static func < (lhs: AssetKey, rhs: AssetKey) -> Bool {
         lhs.withURL { left in
             rhs.withURL { right in

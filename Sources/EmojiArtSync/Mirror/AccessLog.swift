@@ -147,8 +147,8 @@ final class AccessLog {
 
     /// Logs an access that failed: written once per pass, and once at all while the same failure repeats.
     /// `onRecord`: whether `error` is a failure on record (`ImageLoader.RememberedFailure`, `UnusableAnswerOnRecord`),
-    /// when the caller knows it: a pass refuses each listing of 10,000 error items at every reload, and the casts
-    /// that find it out otherwise showed in its profile.
+    /// when the caller knows it: a reload's pass refuses every listing of every error item, and the casts that
+    /// find it out otherwise cost each one.
     func failure(_ key: AssetKey, _ error: any Error, onRecord: Bool? = nil) {
         if onRecord != true, error is CancellationError {
             // Stopped, not failed: the run or agent that stopped says so once (an interrupted `--once` exits

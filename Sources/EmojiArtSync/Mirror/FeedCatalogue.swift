@@ -272,10 +272,10 @@ final class FeedCatalogue: IndexRowKnowledge {
 
     /// What the index holds of the feed when more rows came and went since the last sweep than the index's change
     /// log remembers (a cold pass adds tens of thousands), from the table of stored keys the row observer kept
-    /// current instead of a walk of the index (60 ms of the silo at 100,000 rows): the unstored keys are those the
-    /// table says have no row, the gone rows are still the last sweep's, and each key that was stale is looked up
-    /// again. Nil when the table may not be the index: no walk filled it for this feed, or a row of no feed key
-    /// came or went since (only a walk finds which).
+    /// current instead of a walk of the index in the silo: the unstored keys are those the table says have no
+    /// row, the gone rows are still the last sweep's, and each key that was stale is looked up again. Nil when the
+    /// table may not be the index: no walk filled it for this feed, or a row of no feed key came or went since
+    /// (only a walk finds which).
     ///
     /// Sound because a row that takes another tag than the kept feed's drops the sweep (`tagWritten`): a key the
     /// last sweep did not find stale still has a row with the kept feed's tag, or none.

@@ -52,9 +52,9 @@ struct SortedKeyEdits {
 extension Sequence<AssetKey> {
     /// The keys in `<` order (their urls' bytes), sorted by an 8-byte copy of each url taken after the prefix all of
     /// them share (big-endian in a `UInt64`, beside the key's index), the keys themselves compared only where those
-    /// bytes are equal. Sorting the keys themselves reads two heap blocks per comparison: 55 ms for the 100,000
-    /// unstored keys a cold pass works out before its first request, against a few ms this way. No url holds a
-    /// NUL, so a url that ends within the 8 bytes (padded with zeros) sorts before every longer one.
+    /// bytes are equal. Sorting the keys themselves reads two heap blocks per comparison, and a cold pass sorts its
+    /// 100,000 unstored keys before its first request (docs/BENCHMARKS.md). No url holds a NUL, so a url that ends
+    /// within the 8 bytes (padded with zeros) sorts before every longer one.
     func sortedByURL() -> [AssetKey] {
         let keys = Array(self)
         guard keys.count > 64 else { return keys.sorted() }
