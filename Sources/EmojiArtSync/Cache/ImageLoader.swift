@@ -262,6 +262,9 @@ final class ImageLoader {
     /// Entries in the memory cache, and the inserts it has made (`CacheHints`).
     var cacheCount: Int { memory.count }
     var cacheInserts: UInt64 { memory.inserts }
+    var cacheRemovals: UInt64 { memory.removals }
+    /// Counts a memory hit answered without asking the cache (`PassAnswers`).
+    func countMemoryHit() { memoryHits += 1 }
     /// Makes room in the cache for `count` records in all (`MemoryCache.reserveCapacity`).
     func reserveCache(_ count: Int) { memory.reserveCapacity(count) }
 

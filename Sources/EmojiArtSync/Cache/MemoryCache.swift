@@ -14,6 +14,9 @@ struct MemoryCache: Sendable {
     private(set) var totalBytes = 0
     /// Inserts made since the cache was created (`CacheHints` counts whether it saw them all).
     private(set) var inserts: UInt64 = 0
+    /// Records removed, evicted or replaced since the cache was created, and emptyings (`PassAnswers` holds only
+    /// while nothing left the cache).
+    private(set) var removals: UInt64 = 0
 
     /// One record in 32 bytes (a gallery of 100,000 keys keeps about 90,000 of them for as long as the agent
     /// runs; an `Asset` in the slot was 64).
@@ -157,6 +160,7 @@ struct MemoryCache: Sendable {
 
     /// Unlinks a slot no key maps to any more and gives it back.
     private mutating func free(_ slot: Int32) {
+        removals &+= 1
         unlink(slot)
         if slots[Int(slot)].key != nil { totalBytes -= Asset.recordCost }
         slots[Int(slot)].key = nil
@@ -175,6 +179,7 @@ struct MemoryCache: Sendable {
     /// Empties the cache; returns what was dropped.
     mutating func removeAll() -> (entries: Int, bytes: Int) {
         let dropped = (slotOfKey.count, totalBytes)
+        removals &+= 1
         slotOfKey.removeAll()
         slots = []
         freeSlots = []

@@ -105,6 +105,17 @@ final class AccessLog {
         if !batching { lines.append() }
     }
 
+    /// Counts a memory hit of the key at `position` that the running pass has written a line for already (a
+    /// repeat listing, answered without its key: `PassAnswers`); returns false, counting nothing, when the pass
+    /// has not, and the caller answers the access as any other (`access(_:at:hit:size:)`).
+    func repeatedMemoryHit(at position: FeedPosition) -> Bool {
+        guard pass?.noteRepeat(at: position) == true else { return false }
+        if batching { changedInBatch = true } else { changes.ring() }
+        hits.add(.memory)
+        metrics.hit(.memory)
+        return true
+    }
+
     /// Runs `body` (one turn of the silo, which must not suspend) with its access lines gathered and appended to the
     /// log together at its end, in one lock; any other line written meanwhile goes after the ones before it.
     func batch<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {

@@ -43,6 +43,10 @@ final class AccessPipeline {
     // SAFETY: read and changed in place only, in the silo, by `CacheHints`' own methods, which take no closure and
     // call nothing: no two accesses can overlap, so the run-time check at each of a pass's listings cannot fail.
     @exclusivity(unchecked) private var cacheHints = CacheHints()
+    /// The sizes of the keys the running pass has answered from memory, by position: its repeat listings
+    /// (`PassAnswers`).
+    // SAFETY: as `cacheHints`: read and changed in place only, in the silo, by its own methods, which call nothing.
+    @exclusivity(unchecked) private var passAnswers = PassAnswers()
     /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
     /// files or the feed changed, not at every status write (10,000 failing keys cost 78 ms a write otherwise).
     private var assetStatesCache: (basis: [UInt64], states: (ok: Int, missing: Int, failing: Int))?
@@ -142,8 +146,12 @@ final class AccessPipeline {
             // pass that let the table and the slots double as they filled kept up to twice the room they need).
             memory.reserveCache(listings.keys.count)
         }
+        passAnswers.begin(
+            pass: listings.pass, version: listings.feedVersion, count: listings.keys.count,
+            removals: memory.cacheRemovals)
         log.batch {
             for position in entries {
+                if answeredRepeat(position, of: listings, into: &answer) { continue }
                 if answeredFromMemory(position, of: listings, into: &answer) { continue }
                 let key = listings.keys[Int(position)]
                 if !memory.isLoading(key), catalogue.recordedDigest(at: Int(position), version: listings.feedVersion) != nil {
@@ -196,6 +204,19 @@ final class AccessPipeline {
         return answer
     }
 
+    /// Answers the listing at `position` if the pass has answered its key from memory already and the cache
+    /// certainly still holds it (`PassAnswers`): a memory hit, its line written already, with no lookup at all.
+    private func answeredRepeat(_ position: Int32, of listings: Listings, into answer: inout BatchAnswer) -> Bool {
+        guard
+            let size = passAnswers.size(
+                at: position, pass: listings.pass, version: listings.feedVersion, removals: memory.cacheRemovals),
+            log.repeatedMemoryHit(at: FeedPosition(Int(position), version: listings.feedVersion))
+        else { return false }
+        memory.countMemoryHit()
+        answer.answered.append((position, .memory, size))
+        return true
+    }
+
     /// Answers the listing at `position` from memory, if memory has it: through the slot the cache held it in
     /// when the pass last found it (a repeat listing hashes nothing), else by its key, unless the hints are
     /// complete (then a key with no slot is not cached: its first listing hashes nothing either).
@@ -208,6 +229,7 @@ final class AccessPipeline {
             for: key, hint: &hint, onlyAtHint: cacheHints.isComplete(cacheInserts: memory.cacheInserts))
         else { return false }
         log.access(key, at: FeedPosition(Int(position), version: listings.feedVersion), hit: .memory, size: size)
+        passAnswers.note(size, at: position, pass: listings.pass, version: version)
         answer.answered.append((position, .memory, size))
         return true
     }
@@ -237,7 +259,7 @@ final class AccessPipeline {
         {
             // The file is the one the index records, and nothing changed the row since it was looked at.
             let asset = Asset(trustedOnDisk: key, size: Int(seen.size))
-            cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
+            keep(asset, at: position, of: listings)
             log.access(key, at: feedPosition, hit: .disk, size: asset.size)
             answer.answered.append((position, .disk, asset.size))
             return
@@ -261,7 +283,7 @@ final class AccessPipeline {
                     trusted(entry, of: key)
                 }
             if let asset = intact {
-                cacheHints.keepInserted(memory.remember(asset), at: position, version: listings.feedVersion)
+                keep(asset, at: position, of: listings)
                 log.access(key, at: feedPosition, hit: .disk, size: asset.size)
                 answer.answered.append((position, .disk, asset.size))
                 return
@@ -280,6 +302,13 @@ final class AccessPipeline {
         }
         let plan = Plan.fetch(unusableOnRecord: look.unusable != nil)
         answer.loads.append(Miss(token: memory.beginLoad(key, pass: pass), plan: plan, position: position))
+    }
+
+    /// Keeps an asset found intact on disk in memory, where the pass's later listings of it find it.
+    private func keep(_ asset: Asset, at position: Int32, of listings: Listings) {
+        let slot = memory.remember(asset)
+        cacheHints.keepInserted(slot, at: position, version: listings.feedVersion)
+        if slot >= 0 { passAnswers.note(asset.size, at: position, pass: listings.pass, version: listings.feedVersion) }
     }
 
     /// `key`'s position in the feed the catalogue keeps now, for the log's count of the lines a pass wrote.

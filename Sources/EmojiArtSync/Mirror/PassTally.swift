@@ -39,6 +39,17 @@ struct PassTally: Sendable {
         return false
     }
 
+    /// Counts a memory hit of the key at `position`, if the pass has written its line already (a repeat); returns
+    /// false, counting nothing, if it has not: that access is counted, and maybe written, as any other.
+    mutating func noteRepeat(at position: FeedPosition) -> Bool {
+        guard positionsVersion == position.version, position.index < loggedPositions.count,
+            loggedPositions[position.index]
+        else { return false }
+        hits.add(.memory)
+        repeats += 1
+        return true
+    }
+
     /// Marks `key` logged; returns whether it was not yet. A position of another feed than the pass's first one
     /// (the feed was replaced during the pass) counts by key: at worst a repeat gets a line, never an asset none.
     private mutating func markLogged(_ key: AssetKey, at position: FeedPosition?) -> Bool {

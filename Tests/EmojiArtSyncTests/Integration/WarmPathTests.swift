@@ -90,6 +90,44 @@ struct WarmPathTests {
         await gallery.stop()
     }
 
+    /// A repeat listing in a pass is answered from the pass's own table of what it answered from memory
+    /// (`PassAnswers`) only while the cache has dropped and replaced nothing: after the key was dropped it is a
+    /// disk hit again, and after its record was replaced it is answered with the new record's size. Fails if the
+    /// table answers regardless of the cache (the third and fourth answers below were then memory hits with the
+    /// size first noted).
+    @Test func aRepeatListingIsAnsweredFromThePassOnlyWhileTheCacheStillHoldsTheKey() async throws {
+        let gallery = try await GalleryFixture(count: 6, imageSize: .small)
+        let dir = TemporaryDirectory("warm-repeats")
+        let agent = try await SyncAgent(configuration: gallery.configuration(dir: dir.path))
+        defer { agent.shutdown() }
+        _ = try await agent.syncOnce()
+        let key = try AssetKey(feedURL: "/gallery/image?2")
+        let size = try #require(readBytes(dir.file("gallery_image_2.png"))).count
+        let core = agent.core
+        _ = await core.memory.purge()
+        await core.log.beginPass()
+        let pass = await core.pipeline.beginPass()
+        let (keys, version, position) = try await Self.feed(of: core, key: key)
+        let listings = AccessPipeline.Listings(keys: keys, feedVersion: version, pass: pass)
+        func hit() async -> (Hit, Int)? {
+            let answer = await core.pipeline.answer([position], of: listings)
+            return answer.answered.first.map { ($0.hit, $0.bytes) }
+        }
+        let first = await hit(), repeated = await hit()
+        #expect(first?.0 == .disk && first?.1 == size, "\(String(describing: first))")
+        #expect(repeated?.0 == .memory && repeated?.1 == size, "\(String(describing: repeated))")
+
+        _ = await core.memory.purge()  // as `SIGUSR2` does, between two listings of the pass
+        let afterPurge = await hit()
+        #expect(afterPurge?.0 == .disk, "a key no longer cached was a memory hit: \(String(describing: afterPurge))")
+
+        await core.memory.remember(Asset(trustedOnDisk: key, size: size + 7))  // the record replaced
+        let afterReplace = await hit()
+        #expect(afterReplace?.0 == .memory && afterReplace?.1 == size + 7, "\(String(describing: afterReplace))")
+        await core.log.endPass()
+        await gallery.stop()
+    }
+
     /// The catalogue's feed, its version and `key`'s position in it.
     @SyncActor
     private static func feed(of core: MirrorCore, key: AssetKey) throws -> ([AssetKey], UInt64, Int32) {

@@ -5,6 +5,11 @@ import Testing
 /// in the feed, and keys reached without one (a repair's access) by key: either way a key's first line is
 /// written and its repeats are not.
 @Suite struct PassTallyTests {
+    /// Counts a repeat by position alone; whether it was one.
+    private func repeated(_ tally: inout PassTally, _ position: FeedPosition) -> Bool {
+        tally.noteRepeat(at: position)
+    }
+
     /// Notes an access; whether it gets a line.
     private func written(_ tally: inout PassTally, _ key: AssetKey, _ position: FeedPosition?, _ hit: Hit) -> Bool {
         tally.noteAccess(key, at: position, hit: hit)
@@ -31,5 +36,18 @@ import Testing
         // The feed was replaced during the pass: position 0 is another key now.
         #expect(written(&tally, two, FeedPosition(0, version: 2), .memory), "a key lost its only line")
         #expect(!written(&tally, two, FeedPosition(0, version: 2), .memory))
+    }
+
+    /// A repeat answered without its key (`noteRepeat`) is counted only where the pass wrote the position's line
+    /// in the same feed; anywhere else nothing is counted and the access goes the ordinary way.
+    @Test func aRepeatByPositionAloneCountsOnlyAPositionWhoseLineWasWritten() throws {
+        var tally = PassTally(bytesAtStart: 0)
+        let one = try AssetKey(feedURL: "/gallery/image?1")
+        #expect(!repeated(&tally, FeedPosition(0, version: 3)), "a repeat before any line")
+        #expect(written(&tally, one, FeedPosition(0, version: 3), .disk))
+        #expect(repeated(&tally, FeedPosition(0, version: 3)))
+        #expect(!repeated(&tally, FeedPosition(1, version: 3)), "a position never written")
+        #expect(!repeated(&tally, FeedPosition(0, version: 4)), "the same position in another feed")
+        #expect(tally.repeats == 1 && tally.hits.memory == 1 && tally.hits.disk == 1)
     }
 }
