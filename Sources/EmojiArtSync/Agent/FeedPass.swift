@@ -148,6 +148,7 @@ struct FeedPass {
             while let job = jobs.popFirst() { notStarted += job.misses }
             if !notStarted.isEmpty { await pipeline.abandon(notStarted) }
         }
+        await pipeline.endPass(pass)
         return peaks
     }
 
@@ -189,6 +190,7 @@ struct FeedPass {
             }
         }
         await pipeline.abandon(misses)
+        await pipeline.endPass(pass)
     }
 
     /// Jobs decided and not started, in order, and how many accesses they hold (a group job holds many): what

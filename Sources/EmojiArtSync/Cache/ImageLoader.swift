@@ -28,6 +28,8 @@ final class ImageLoader {
         let underlying: any Error
         let attempts: Int
         let retryIn: Duration
+        /// When the retry is due (`retryIn` from when the refusal was made).
+        var retryAt: ContinuousClock.Instant? = nil
         var description: String {
             "\(underlying) (failed \(attempts)x; next attempt in \(retryIn.secondsText))"
         }
@@ -280,8 +282,12 @@ final class ImageLoader {
         guard let failure = failures[key] else { return nil }
         let remaining = now().duration(to: failure.retryAt)
         guard remaining > .zero else { return nil }
-        return RememberedFailure(key: key, underlying: failure.error, attempts: failure.attempts, retryIn: remaining)
+        return RememberedFailure(
+            key: key, underlying: failure.error, attempts: failure.attempts, retryIn: remaining, retryAt: failure.retryAt)
     }
+
+    /// Whether `retryAt` is still to come: a refusal made before it still holds.
+    func isWaiting(until retryAt: ContinuousClock.Instant) -> Bool { now() < retryAt }
 
     /// Keeps an asset that was answered without a load (a trusted disk hit in a batch), as a finished load would.
     /// Returns the cache slot it is in (-1: not kept), for the caller's hints.

@@ -116,6 +116,16 @@ final class AccessLog {
         return true
     }
 
+    /// A refusal of the key at `position`, which has failed in the running pass already (a repeat listing refused
+    /// without its key: `PassAnswers`): counted as `failure(_:_:onRecord:at:)` counts a key's second failure in a
+    /// pass, which is not at all. Returns false, doing nothing, when the pass has no failure at `position`: the
+    /// caller refuses the access as any other.
+    func repeatedRefusal(at position: FeedPosition) -> Bool {
+        guard pass?.isRepeatFailure(at: position) == true else { return false }
+        if batching { changedInBatch = true } else { changes.ring() }
+        return true
+    }
+
     /// Runs `body` (one turn of the silo, which must not suspend) with its access lines gathered and appended to the
     /// log together at its end, in one lock; any other line written meanwhile goes after the ones before it.
     func batch<T, Failure: Error>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
@@ -160,7 +170,8 @@ final class AccessLog {
     /// `onRecord`: whether `error` is a failure on record (`ImageLoader.RememberedFailure`, `UnusableAnswerOnRecord`),
     /// when the caller knows it: a reload's pass refuses every listing of every error item, and the casts that
     /// find it out otherwise cost each one.
-    func failure(_ key: AssetKey, _ error: any Error, onRecord: Bool? = nil) {
+    /// `position`: the key's place in the feed, when the caller knows it (`repeatedRefusal(at:)` asks by position).
+    func failure(_ key: AssetKey, _ error: any Error, onRecord: Bool? = nil, at position: FeedPosition? = nil) {
         if onRecord != true, error is CancellationError {
             // Stopped, not failed: the run or agent that stopped says so once (an interrupted `--once` exits
             // 128 + the signal), rather than a warning for every access it was making.
@@ -171,7 +182,7 @@ final class AccessLog {
         if batching { changedInBatch = true } else { changes.ring() }
         let remembered = onRecord ?? (error is ImageLoader.RememberedFailure || error is UnusableAnswerOnRecord)
         if !remembered { lastAssetFailure = ("\(key): \(error)", Date()) }
-        if pass != nil, pass?.failing.insert(key).inserted == false { return }
+        if pass != nil, pass?.noteFailure(key, at: position) == false { return }
         // Written once, at warning: a failure on record, or the same failure again (a conflict a retry after
         // `SIGHUP` finds again, an answer that is still no image an hour later) is counted by the pass and goes
         // to debug, so that a failing item costs one line, not one per poll or retry for as long as it fails.

@@ -43,8 +43,7 @@ final class AccessPipeline {
     // SAFETY: read and changed in place only, in the silo, by `CacheHints`' own methods, which take no closure and
     // call nothing: no two accesses can overlap, so the run-time check at each of a pass's listings cannot fail.
     @exclusivity(unchecked) private var cacheHints = CacheHints()
-    /// The sizes of the keys the running pass has answered from memory, by position: its repeat listings
-    /// (`PassAnswers`).
+    /// What the running pass has answered from memory or refused, by position: its repeat listings (`PassAnswers`).
     // SAFETY: as `cacheHints`: read and changed in place only, in the silo, by its own methods, which call nothing.
     @exclusivity(unchecked) private var passAnswers = PassAnswers()
     /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
@@ -204,17 +203,32 @@ final class AccessPipeline {
         return answer
     }
 
-    /// Answers the listing at `position` if the pass has answered its key from memory already and the cache
-    /// certainly still holds it (`PassAnswers`): a memory hit, its line written already, with no lookup at all.
+    /// Answers the listing at `position` as the pass answered its key before (`PassAnswers`), with no lookup at
+    /// all: a memory hit while the cache certainly still holds the key, its line written already; a refusal while
+    /// the failure is on record as it was and not due.
     private func answeredRepeat(_ position: Int32, of listings: Listings, into answer: inout BatchAnswer) -> Bool {
-        guard
-            let size = passAnswers.size(
-                at: position, pass: listings.pass, version: listings.feedVersion, removals: memory.cacheRemovals),
-            log.repeatedMemoryHit(at: FeedPosition(Int(position), version: listings.feedVersion))
-        else { return false }
-        memory.countMemoryHit()
-        answer.answered.append((position, .memory, size))
+        let feedPosition = FeedPosition(Int(position), version: listings.feedVersion)
+        let memory = memory
+        switch passAnswers.answered(
+            at: position, pass: listings.pass, version: listings.feedVersion, removals: memory.cacheRemovals,
+            failuresVersion: memory.failuresVersion, isWaiting: { memory.isWaiting(until: $0) })
+        {
+        case nil:
+            return false
+        case .memoryHit(let size):
+            guard log.repeatedMemoryHit(at: feedPosition) else { return false }
+            memory.countMemoryHit()
+            answer.answered.append((position, .memory, size))
+        case .refusal(let failure):
+            guard log.repeatedRefusal(at: feedPosition) else { return false }
+            answer.refused.append((position, failure))
+        }
         return true
+    }
+
+    /// Ends pass `pass`: what it answered is dropped.
+    func endPass(_ pass: UInt64) {
+        passAnswers.end(pass)
     }
 
     /// Answers the listing at `position` from memory, if memory has it: through the slot the cache held it in
@@ -249,9 +263,14 @@ final class AccessPipeline {
             return
         }
         if let remembered = memory.rememberedFailure(for: key) {
-            let failure: any Error = remembered  // boxed once, for the log and the refusal
-            log.failure(key, failure, onRecord: true)
+            let failure: any Error = remembered  // boxed once, for the log, the refusal and the pass's repeats
+            log.failure(key, failure, onRecord: true, at: feedPosition)
             answer.refused.append((position, failure))
+            if let retryAt = remembered.retryAt {
+                passAnswers.note(
+                    PassAnswers.Refusal(failure: failure, retryAt: retryAt, failuresVersion: memory.failuresVersion),
+                    at: position, pass: pass, version: listings.feedVersion)
+            }
             return
         }
         if case let seen?? = found,
@@ -296,7 +315,7 @@ final class AccessPipeline {
             // Not stored, and on record as answering with no image: refused, and remembered, so the feed's other
             // listings of it are refused from memory.
             memory.recordFailure(refusal, for: key)
-            log.failure(key, refusal)
+            log.failure(key, refusal, at: feedPosition)
             answer.refused.append((position, refusal))
             return
         }

@@ -20,8 +20,10 @@ struct PassTally: Sendable {
     private var loggedPositions: [Bool] = []
     private var positionsVersion: UInt64?
     private var logged: Set<AssetKey> = []
-    /// Keys that failed in the pass, written or not.
-    var failing: Set<AssetKey> = []
+    /// Keys that failed in the pass, written or not; and by position in the feed of `positionsVersion`, where the
+    /// failure had one, so that a repeat refusal is known without its key.
+    private(set) var failing: Set<AssetKey> = []
+    private var failedPositions: [Bool] = []
     /// Failures not written again (at debug only): one on record, or the same failure again, whose line the key
     /// had already had.
     var remembered = 0
@@ -50,6 +52,31 @@ struct PassTally: Sendable {
         return true
     }
 
+    /// Counts a failure of `key`; returns whether it is the key's first in the pass.
+    mutating func noteFailure(_ key: AssetKey, at position: FeedPosition?) -> Bool {
+        if let position, positionsVersion == nil || positionsVersion == position.version {
+            positionsVersion = position.version
+            Self.set(position.index, in: &failedPositions)
+        }
+        return failing.insert(key).inserted
+    }
+
+    /// Whether the key at `position` has failed in the pass already: a repeat refusal, which counts nothing.
+    /// `mutating` only so that the log's tally is read in place: a call on a copy of it copied its five tables, a
+    /// retain and a release each, at every refused listing.
+    mutating func isRepeatFailure(at position: FeedPosition) -> Bool {
+        positionsVersion == position.version && position.index < failedPositions.count
+            && failedPositions[position.index]
+    }
+
+    /// Sets the flag at `index`, growing `flags` (by doubling) to hold it.
+    private static func set(_ index: Int, in flags: inout [Bool]) {
+        if index >= flags.count {
+            flags.append(contentsOf: repeatElement(false, count: max(index + 1, 2 * flags.count) - flags.count))
+        }
+        flags[index] = true
+    }
+
     /// Marks `key` logged; returns whether it was not yet. A position of another feed than the pass's first one
     /// (the feed was replaced during the pass) counts by key: at worst a repeat gets a line, never an asset none.
     private mutating func markLogged(_ key: AssetKey, at position: FeedPosition?) -> Bool {
@@ -57,11 +84,8 @@ struct PassTally: Sendable {
             return logged.insert(key).inserted
         }
         positionsVersion = position.version
-        if position.index >= loggedPositions.count {
-            loggedPositions.append(contentsOf: repeatElement(false, count: max(position.index + 1, 2 * loggedPositions.count) - loggedPositions.count))
-        }
-        guard !loggedPositions[position.index] else { return false }
-        loggedPositions[position.index] = true
+        guard position.index >= loggedPositions.count || !loggedPositions[position.index] else { return false }
+        Self.set(position.index, in: &loggedPositions)
         return logged.isEmpty || !logged.contains(key)
     }
 

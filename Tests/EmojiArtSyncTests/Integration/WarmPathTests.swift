@@ -128,6 +128,48 @@ struct WarmPathTests {
         await gallery.stop()
     }
 
+    /// A failure on record refuses a key's repeat listings in a pass from the pass's table (`PassAnswers`) only
+    /// while the failures on record are as they were and its retry time has not come: forgotten, or due, the next
+    /// listing is answered from disk. Fails if the table refuses regardless (the third or the sixth answer below was
+    /// then a refusal).
+    @Test func aRepeatRefusalHoldsOnlyWhileTheFailureIsOnRecordAndNotDue() async throws {
+        struct Refused: Error {}
+        let gallery = try await GalleryFixture(count: 6, imageSize: .small)
+        let dir = TemporaryDirectory("warm-refusals")
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.http.retryPolicy = RetryPolicy(base: .seconds(1), cap: .seconds(1), jitter: 0)
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        _ = try await agent.syncOnce()
+        let key = try AssetKey(feedURL: "/gallery/image?3")
+        let core = agent.core
+        _ = await core.memory.purge()
+        await core.memory.recordFailure(Refused(), for: key)
+        await core.log.beginPass()
+        let pass = await core.pipeline.beginPass()
+        let (keys, version, position) = try await Self.feed(of: core, key: key)
+        let listings = AccessPipeline.Listings(keys: keys, feedVersion: version, pass: pass)
+        func answer() async -> String {
+            let answer = await core.pipeline.answer([position], of: listings)
+            if !answer.refused.isEmpty { return "refused" }
+            return answer.answered.first.map { "\($0.hit)" } ?? "miss"
+        }
+        #expect(await answer() == "refused")
+        #expect(await answer() == "refused")
+        await core.memory.forgetFailure(key)
+        #expect(await answer() == "disk", "refused after the failure was forgotten")
+
+        _ = await core.memory.purge()
+        await core.memory.recordFailure(Refused(), for: key)
+        #expect(await answer() == "refused")
+        #expect(await answer() == "refused")
+        let due = await eventually(timeout: .seconds(30)) { await core.memory.keysDueForRetry().contains(key) }
+        #expect(due, "the failure never came due")
+        #expect(await answer() == "disk", "refused after the failure's retry time had come")
+        await core.log.endPass()
+        await gallery.stop()
+    }
+
     /// The catalogue's feed, its version and `key`'s position in it.
     @SyncActor
     private static func feed(of core: MirrorCore, key: AssetKey) throws -> ([AssetKey], UInt64, Int32) {
