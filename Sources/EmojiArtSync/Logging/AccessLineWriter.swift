@@ -85,11 +85,48 @@ struct AccessLineWriter: Sendable {
         key: UnsafeBufferPointer<UInt8>, hit: String, bytes: Int, file: UnsafeBufferPointer<UInt8>, logsAsIs: Bool,
         at date: Date
     ) {
+        if format == .logfmt, logsAsIs {
+            addLogfmtLine(key: key, hit: hit, bytes: bytes, file: file, at: date)
+            return
+        }
         let line = beginLine(head: accessHead, at: date)
         decimalField("bytes", bytes)
         field("file", file, asIs: logsAsIs)
         field("hit", hit)
         field("key", key, asIs: logsAsIs)
+        endLine(line, level: .info)
+    }
+
+    /// The logfmt access line of a key and file name that need no quotes (every key of a book-shaped or hashed
+    /// name): what follows the timestamp is written on the stack and appended at once, where a field at a time
+    /// made about fifteen appends a line, 100,000 lines in a pass.
+    private mutating func addLogfmtLine(
+        key: UnsafeBufferPointer<UInt8>, hit: String, bytes: Int, file: UnsafeBufferPointer<UInt8>, at date: Date
+    ) {
+        let line = beginLine(head: [], at: date)
+        var hit = hit
+        hit.withUTF8 { hit in
+            let capacity = accessHead.count + " bytes=".utf8.count + Self.decimalCapacity + " file=".utf8.count
+                + file.count + " hit=".utf8.count + hit.count + " key=".utf8.count + key.count
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+                var output = buffer.baseAddress!
+                func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                    guard let start = bytes.baseAddress, !bytes.isEmpty else { return }
+                    output.update(from: start, count: bytes.count)
+                    output += bytes.count
+                }
+                accessHead.withUnsafeBufferPointer { put($0) }
+                put(Self.bytes(" bytes="))
+                output += Self.writeDecimal(bytes, to: output)
+                put(Self.bytes(" file="))
+                put(file)
+                put(Self.bytes(" hit="))
+                put(hit)
+                put(Self.bytes(" key="))
+                put(key)
+                batch.file.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress, count: output - buffer.baseAddress!))
+            }
+        }
         endLine(line, level: .info)
     }
 
@@ -251,15 +288,34 @@ struct AccessLineWriter: Sendable {
 
     /// `value` in decimal, as `Int.description` writes it.
     private mutating func putDecimal(_ value: Int) {
-        if value < 0 { batch.file.append(UInt8(ascii: "-")) }
-        var digits = InlineArray<20, UInt8>(repeating: 0)  // Int.min has 19 digits
-        var rest = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.decimalCapacity) { buffer in
+            let count = Self.writeDecimal(value, to: buffer.baseAddress!)
+            batch.file.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress, count: count))
+        }
+    }
+
+    /// The most bytes `writeDecimal` writes: a sign and `Int.min`'s 19 digits.
+    private static let decimalCapacity = 20
+
+    /// Writes `value` in decimal, as `Int.description` writes it, at `output`; returns how many bytes it wrote.
+    private static func writeDecimal(_ value: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         var count = 0
+        if value < 0 {
+            output[0] = UInt8(ascii: "-")
+            count = 1
+        }
+        var digits = InlineArray<20, UInt8>(repeating: 0)
+        var rest = value.magnitude
+        var length = 0
         repeat {
-            digits[count] = 0x30 + UInt8(truncatingIfNeeded: rest % 10)
+            digits[length] = 0x30 + UInt8(truncatingIfNeeded: rest % 10)
             rest /= 10
-            count += 1
+            length += 1
         } while rest > 0
-        for at in stride(from: count - 1, through: 0, by: -1) { batch.file.append(digits[at]) }
+        for at in stride(from: length - 1, through: 0, by: -1) {
+            output[count] = digits[at]
+            count += 1
+        }
+        return count
     }
 }
