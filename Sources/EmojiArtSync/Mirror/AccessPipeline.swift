@@ -44,7 +44,8 @@ final class AccessPipeline {
     // call nothing: no two accesses can overlap, so the run-time check at each of a pass's listings cannot fail.
     @exclusivity(unchecked) private var cacheHints = CacheHints()
     /// What the running pass has answered from memory or refused, by position: its repeat listings (`PassAnswers`).
-    // SAFETY: as `cacheHints`: read and changed in place only, in the silo, by its own methods, which call nothing.
+    // SAFETY: as `cacheHints`: read and changed in place only, in the silo, by its own methods, which reach nothing
+    // of this object (the one closure they take, `answered`'s `isWaiting`, reads the clock through the `ImageLoader`).
     @exclusivity(unchecked) private var passAnswers = PassAnswers()
     /// What `assetStates()` last found, and what it depended on: recounted only when the failures, the stored
     /// files or the feed changed, not at every status write (10,000 failing keys cost 78 ms a write otherwise).
