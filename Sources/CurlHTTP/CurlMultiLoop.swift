@@ -35,6 +35,8 @@ final class CurlMultiLoop {
     private var waiting = WaitingRequests()
     /// The receive budget every transfer shares (`maxReceiveBytesPerSecond`), nil for no limit.
     private let budget: ReceiveBudget?
+    /// Easy handles between transfers, kept for the next request.
+    private let handles: EasyHandleShelf
 
     /// The longest `curl_multi_poll` sleeps when neither sockets, timers nor the mailbox call.
     /// Only a safety net: every mailbox write wakes the loop at once.
@@ -45,7 +47,9 @@ final class CurlMultiLoop {
         self.multi = multi
         self.mailbox = mailbox
         self.configuration = configuration
-        self.budget = configuration.maxReceiveBytesPerSecond.map { ReceiveBudget(bytesPerSecond: $0) }
+        let budget = configuration.maxReceiveBytesPerSecond.map { ReceiveBudget(bytesPerSecond: $0) }
+        self.budget = budget
+        self.handles = EasyHandleShelf(configuration: configuration, budget: budget)
     }
 
     /// Runs until the mailbox says stop, then fails whatever is left and removes and cleans up
@@ -128,8 +132,10 @@ final class CurlMultiLoop {
     private func start(_ request: CurlLoopMailbox.Request) {
         let transfer: CurlTransfer
         do {
-            transfer = try CurlTransfer(request: request, configuration: configuration, budget: budget)
+            let handle = try handles.take(for: request.url.string)
+            transfer = try CurlTransfer(request: request, handle: handle, configuration: configuration, budget: budget)
         } catch {
+            // A handle whose options libcurl refused is not kept: it goes with the error.
             request.slot.finish(.failure(error))
             return
         }
@@ -139,7 +145,9 @@ final class CurlMultiLoop {
             return
         }
         active[request.id] = transfer
+        let handlesMade = handles.handlesMade
         mailbox.statistics.withLock { statistics in
+            statistics.easyHandlesMade = handlesMade
             statistics.requestsStarted += 1
             statistics.activeTransfers = active.count
             statistics.peakActiveTransfers = max(statistics.peakActiveTransfers, active.count)
@@ -162,6 +170,7 @@ final class CurlMultiLoop {
             let outcome = transfer.outcome(code)
             record(transfer, succeeded: (try? outcome.get()) != nil)
             transfer.request.slot.finish(outcome.mapError { $0 })
+            handles.putBack(transfer.handle)
         }
     }
 
@@ -172,6 +181,7 @@ final class CurlMultiLoop {
         remove(transfer)
         recordCancelled(transfer)
         transfer.request.slot.finish(.failure(CancellationError()))
+        handles.putBack(transfer.handle)
     }
 
     /// Fails every active transfer with `error` (the multi handle itself reported a problem).
@@ -185,8 +195,8 @@ final class CurlMultiLoop {
         }
     }
 
-    /// Takes the easy handle off the multi handle and out of ``active``; the transfer's `deinit`
-    /// then cleans it up once the last reference goes.
+    /// Takes the easy handle off the multi handle and out of ``active``. Its results can still be read; the
+    /// caller hands it back to the shelf after that, or lets it go with the transfer (cleaned up).
     private func remove(_ transfer: CurlTransfer) {
         _ = curl_multi_remove_handle(multi, transfer.easy)
         active[transfer.request.id] = nil

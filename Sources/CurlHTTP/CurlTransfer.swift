@@ -1,21 +1,23 @@
 import CCurl
 
-/// One HTTP GET in progress: a libcurl easy handle plus the buffers its callbacks fill.
+/// One HTTP GET in progress: a libcurl easy handle taken from the loop's shelf, plus the buffers its callbacks fill.
 ///
 /// Confined to the loop thread: it is created, driven by `curl_multi_perform` (which calls the
 /// write and header callbacks on that thread) and destroyed there, so it is deliberately not
 /// `Sendable`. libcurl reaches it through an unretained pointer (`CURLOPT_WRITEDATA`,
 /// `CURLOPT_HEADERDATA`, `CURLOPT_PRIVATE`); the loop's table of active transfers keeps it
-/// alive for as long as the easy handle is on the multi handle, and `deinit` cleans the easy
-/// handle up, so libcurl never holds a dangling pointer.
+/// alive for as long as the easy handle is on the multi handle, and the loop hands the handle back to its shelf
+/// only after the transfer's results are read, so libcurl never holds a dangling pointer.
 ///
 /// Invariant: ``body`` never holds more than ``maxBodySize`` bytes, and its capacity is grown
 /// by hand so it never reserves more than that either.
 final class CurlTransfer {
     /// The request this transfer serves.
     let request: CurlLoopMailbox.Request
+    /// The easy handle, with the client's options and this request's set.
+    let handle: EasyHandle
     /// The libcurl easy handle (`CURL *`).
-    let easy: UnsafeMutableRawPointer
+    var easy: UnsafeMutableRawPointer { handle.pointer }
     /// The most bytes the body may have.
     let maxBodySize: Int
     /// The configuration the options were set from (for timeout messages).
@@ -36,99 +38,53 @@ final class CurlTransfer {
     private(set) var sinkFailed = false
     /// Whether this response's body goes to the request's sink: decided at the first chunk, from the status.
     private var writesToSink: Bool?
-    /// libcurl's detailed error text (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes).
-    private let errorBuffer: UnsafeMutablePointer<CChar>
     /// The extra request headers (`CURLOPT_HTTPHEADER`); libcurl reads the list during the
-    /// transfer, so it lives as long as the easy handle and is freed after it.
+    /// transfer, so it lives as long as the transfer and is freed after it.
     private var headerList: UnsafeMutablePointer<curl_slist>?
 
-    /// `CURLOPT_BUFFERSIZE`, as the curl tool sets it.
-    static let receiveBufferSize = 100 * 1024
-
-    /// Creates the easy handle and sets every option; throws if libcurl rejects one.
+    /// Sets this request's options on `handle` (the client's are set already); throws if libcurl rejects one.
     init(
-        request: CurlLoopMailbox.Request, configuration: HTTPClientConfiguration, budget: ReceiveBudget? = nil
+        request: CurlLoopMailbox.Request, handle: EasyHandle, configuration: HTTPClientConfiguration,
+        budget: ReceiveBudget? = nil
     ) throws(HTTPClientError) {
-        guard let easy = curl_easy_init() else {
-            throw HTTPClientError(
-                kind: .transport, url: request.url.string,
-                message: "libcurl could not create a transfer for \(request.url.string)", call: "curl_easy_init")
-        }
         self.request = request
-        self.easy = easy
+        self.handle = handle
         self.maxBodySize = request.maxBodySize ?? configuration.maxBodySize
         self.configuration = configuration
         self.proxy = configuration.proxyEnvironment.proxy(scheme: request.url.scheme, host: request.url.host)
         self.budget = budget
-        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        try configure(configuration)
+        try configure()
     }
 
     deinit {
-        curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
-        errorBuffer.deallocate()
     }
 
     /// libcurl's detailed error text for this transfer, if it wrote any.
-    var errorDetail: String? {
-        let text = String(cString: errorBuffer).trimmingTrailingNewlines()
-        return text.isEmpty ? nil : text
-    }
+    var errorDetail: String? { handle.errorDetail }
 
-    /// Sets the options. The rationale for each is next to it; the security-relevant ones are
-    /// the protocol limit, no redirects followed by libcurl (the client follows same-host ones itself,
-    /// ``RedirectRule``), and leaving TLS verification at libcurl's default (on).
-    private func configure(_ configuration: HTTPClientConfiguration) throws(HTTPClientError) {
+    /// Sets every option a request may differ in. A handle the shelf kept still has the last request's, so each of
+    /// them is set here every time, to this request's value or to none.
+    private func configure() throws(HTTPClientError) {
         let this = Unmanaged.passUnretained(self).toOpaque()
-        try set(CURLOPT_URL, request.url.string, "CURLOPT_URL")
-        // Signals are process-wide; a library must not install SIGALRM handlers for DNS timeouts.
-        try set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
-        try set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
-        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https", "CURLOPT_REDIR_PROTOCOLS_STR")
-        // A redirect could lead to another host; the client sees the 3xx and decides (RedirectRule).
-        try set(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
+        let option = EasyOption(easy: easy, url: request.url.string)
+        try option.set(CURLOPT_URL, request.url.string, "CURLOPT_URL")
         // The proxy decided from the environment (ProxyEnvironment); "" makes libcurl ignore the environment,
         // so that it cannot pick a proxy an error message would not know about.
-        try set(CURLOPT_PROXY, proxy?.url ?? "", "CURLOPT_PROXY")
-        if let file = configuration.caCertificateFile {
-            try set(CURLOPT_CAINFO, file, "CURLOPT_CAINFO")
-        }
-        try set(CURLOPT_HTTPGET, 1, "CURLOPT_HTTPGET")
-        try set(CURLOPT_HTTP_VERSION, configuration.httpVersion.curlOptionValue, "CURLOPT_HTTP_VERSION")
-        if configuration.httpVersion.waitsToMultiplex {
-            try set(CURLOPT_PIPEWAIT, 1, "CURLOPT_PIPEWAIT")
-        }
-        // Empty string: offer every encoding libcurl can decode; the body we hand back is decoded.
-        try set(CURLOPT_ACCEPT_ENCODING, "", "CURLOPT_ACCEPT_ENCODING")
-        try set(CURLOPT_USERAGENT, configuration.userAgent, "CURLOPT_USERAGENT")
-        // The receive buffer of the curl tool (100 KiB, against libcurl's 16 KiB): a 50 KB image comes in one
-        // `recv` and one turn of the loop instead of four. Only transfers in progress hold one.
-        // Under a bandwidth limit, smaller: a chunk may overdraw the shared budget by one buffer.
-        let bufferSize = budget?.receiveBufferSize(largest: Self.receiveBufferSize) ?? Self.receiveBufferSize
-        try set(CURLOPT_BUFFERSIZE, bufferSize, "CURLOPT_BUFFERSIZE")
-        try set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.wholeMillisecondsRoundedUp, "CURLOPT_CONNECTTIMEOUT_MS")
-        try set(CURLOPT_TIMEOUT_MS, configuration.totalTimeout.wholeMillisecondsRoundedUp, "CURLOPT_TIMEOUT_MS")
-        try set(CURLOPT_LOW_SPEED_LIMIT, configuration.lowSpeedLimitBytesPerSecond, "CURLOPT_LOW_SPEED_LIMIT")
-        try set(CURLOPT_LOW_SPEED_TIME, configuration.lowSpeedTime.wholeSecondsRoundedUp, "CURLOPT_LOW_SPEED_TIME")
+        try option.set(CURLOPT_PROXY, proxy?.url ?? "", "CURLOPT_PROXY")
         // Refuse early when the server declares a larger body; the write callback covers the rest.
-        try check(
+        try option.check(
             emojiart_curl_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBodySize)),
             "CURLOPT_MAXFILESIZE_LARGE")
-        try setHeaderList(request.headerLines)
-        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
-        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, this), "CURLOPT_PRIVATE")
-        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, this), "CURLOPT_WRITEDATA")
-        try check(emojiart_curl_easy_setopt_write_function(easy, curlWriteBody), "CURLOPT_WRITEFUNCTION")
-        try check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, this), "CURLOPT_HEADERDATA")
-        try check(emojiart_curl_easy_setopt_header_function(easy, curlWriteHeader), "CURLOPT_HEADERFUNCTION")
+        try setHeaderList(request.headerLines, option)
+        try option.check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, this), "CURLOPT_PRIVATE")
+        try option.check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, this), "CURLOPT_WRITEDATA")
+        try option.check(emojiart_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, this), "CURLOPT_HEADERDATA")
     }
 
-    /// Builds the `curl_slist` of extra header lines (libcurl copies each string) and hands it
-    /// to the handle. No lines, no list.
-    private func setHeaderList(_ lines: [String]) throws(HTTPClientError) {
-        guard !lines.isEmpty else { return }
+    /// Builds the `curl_slist` of extra header lines (libcurl copies each string) and hands it to the handle; no
+    /// lines, no list (which also clears the list a kept handle's last request had).
+    private func setHeaderList(_ lines: [String], _ option: EasyOption) throws(HTTPClientError) {
         for line in lines {
             guard let appended = curl_slist_append(headerList, line) else {
                 throw HTTPClientError(
@@ -137,7 +93,7 @@ final class CurlTransfer {
             }
             headerList = appended
         }
-        try check(emojiart_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
+        try option.check(emojiart_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
     }
 
     /// What the write callback answers libcurl for `chunk`: its length when taken, `CURL_WRITEFUNC_PAUSE` when
@@ -232,21 +188,6 @@ final class CurlTransfer {
         var value: curl_off_t = -1
         return emojiart_curl_easy_getinfo_offset(easy, info, &value) == CURLE_OK ? Int64(value) : -1
     }
-
-    private func set(_ option: CURLoption, _ value: Int, _ name: String) throws(HTTPClientError) {
-        try check(emojiart_curl_easy_setopt_long(easy, option, value), name)
-    }
-
-    private func set(_ option: CURLoption, _ value: String, _ name: String) throws(HTTPClientError) {
-        // libcurl copies string options (since 7.17), so the pointer need not outlive the call.
-        try check(value.withCString { emojiart_curl_easy_setopt_string(easy, option, $0) }, name)
-    }
-
-    private func check(_ code: CURLcode, _ option: String) throws(HTTPClientError) {
-        guard code == CURLE_OK else {
-            throw .easy("curl_easy_setopt(\(option))", code, url: request.url.string)
-        }
-    }
 }
 
 @available(*, unavailable, message: "A transfer is confined to the loop thread")
@@ -266,7 +207,7 @@ extension CurlTransfer {
 /// `CURLOPT_WRITEFUNCTION`: hands body bytes to the transfer; returning less than offered
 /// (0) makes libcurl abort with `CURLE_WRITE_ERROR`, which is how the size limit stops a transfer, and
 /// `CURL_WRITEFUNC_PAUSE` pauses it (the bandwidth limit).
-private let curlWriteBody: emojiart_curl_write_callback = { data, size, count, userdata in
+let curlWriteBody: emojiart_curl_write_callback = { data, size, count, userdata in
     guard let userdata else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
     let length = size * count
@@ -275,7 +216,7 @@ private let curlWriteBody: emojiart_curl_write_callback = { data, size, count, u
 }
 
 /// `CURLOPT_HEADERFUNCTION`: hands one complete header line (with its CRLF) to the transfer.
-private let curlWriteHeader: emojiart_curl_write_callback = { data, size, count, userdata in
+let curlWriteHeader: emojiart_curl_write_callback = { data, size, count, userdata in
     let length = size * count
     guard let userdata, let data, length > 0 else { return length }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()

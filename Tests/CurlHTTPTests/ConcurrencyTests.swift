@@ -23,6 +23,8 @@ struct ConcurrencyTests {
         #expect(statistics.peakActiveTransfers <= 4)
         #expect(statistics.peakActiveTransfers >= 2)
         #expect(statistics.activeTransfers == 0)
+        // Each finished transfer's easy handle served a later request: no more were made than ran at once.
+        #expect(statistics.easyHandlesMade <= 4, "\(statistics.easyHandlesMade) easy handles for 100 requests")
         #expect(server.peakOpenConnections <= 4)
         #expect(server.acceptedConnections <= 4)
         #expect(statistics.connectionsOpened == server.acceptedConnections)

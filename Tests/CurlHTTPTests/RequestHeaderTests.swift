@@ -34,6 +34,41 @@ struct RequestHeaderTests {
         #expect(plain.headers["user-agent"] == "emojiart-sync-tests/1")
     }
 
+    @Test("a kept easy handle carries nothing of its last request: not its headers, its size limit, nor its error")
+    func aKeptHandleStartsClean() async throws {
+        let server = try TestHTTPServer { request in
+            request.target == "/cut" ? .truncated(declaredLength: 5000, sentBytes: 100) : .respond(status: 200, body: Array(repeating: 7, count: 100))
+        }
+        defer { server.stop() }
+        // One transfer at a time: every request after the first runs on the first one's handle.
+        let client = try CurlHTTPClient(configuration: .init(maxConcurrentRequests: 1))
+        defer { client.shutdown() }
+
+        let limited = await #expect(throws: HTTPClientError.self) {
+            try await client.get(
+                server.url("/limited"), headers: HTTPHeaders([.init(name: "If-None-Match", value: #""v1""#)]), maxBodySize: 10)
+        }
+        #expect(limited?.kind == .tooLarge(limit: 10))
+        let cut = await #expect(throws: HTTPClientError.self) { try await client.get(server.url("/cut")) }
+        #expect(cut?.kind == .truncated)
+        let plain = try await client.get(server.url("/plain"))
+        #expect(plain.status == 200)
+        #expect(plain.body.count == 100, "the last request's 10-byte limit stayed with it")
+        let requests = server.requests
+        #expect(requests.map(\.target) == ["/limited", "/cut", "/plain"])
+        #expect(requests.first?.headers["if-none-match"] == #""v1""#)
+        #expect(requests.dropFirst().allSatisfy { $0.headers["if-none-match"] == nil }, "a header outlived its request")
+        // A failure's detail is its own, never the text libcurl wrote for the request before it.
+        let again = await #expect(throws: HTTPClientError.self) { try await client.get(server.url("/cut")) }
+        #expect(again?.kind == .truncated)
+        #expect(again?.detail == cut?.detail)
+        let limitedAgain = await #expect(throws: HTTPClientError.self) { try await client.get(server.url("/x"), maxBodySize: 10) }
+        #expect(limitedAgain?.kind == .tooLarge(limit: 10))
+        #expect(limitedAgain?.detail != cut?.detail, "\(String(describing: limitedAgain?.detail))")
+        #expect(client.statistics.easyHandlesMade == 1)
+        #expect(client.statistics.requestsStarted == 5)
+    }
+
     @Test("a header that could split the request is refused before anything is sent", arguments: [
         HTTPHeaders.Field(name: "X-Bad", value: "a\r\nInjected: yes"),
         HTTPHeaders.Field(name: "X-Bad", value: "a\nb"),
