@@ -73,6 +73,8 @@ struct ColdSyncRepairTests {
         let stillHeld = holding.value
         released.set(true)
         #expect(repairedWhileHeld && stillHeld, "the repair waited for the pass's batch")
+        // The hook runs after the turn's renames: the file can be seen a moment before it has run.
+        #expect(await eventually { repairPriority.value != nil }, "no repair turn was seen")
         #expect(repairPriority.value == .high, "the repair was committed at \(repairPriority.value.map { "\($0.rawValue)" } ?? "no priority")")
 
         #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
