@@ -170,7 +170,8 @@ final class CurlMultiLoop {
             let outcome = transfer.outcome(code)
             record(transfer, succeeded: (try? outcome.get()) != nil)
             transfer.request.slot.finish(outcome.mapError { $0 })
-            handles.putBack(transfer.handle)
+            // Only a transfer libcurl finished and never paused leaves its handle as a new one's would be.
+            if !transfer.wasPaused { handles.putBack(transfer.handle) }
         }
     }
 
@@ -181,7 +182,6 @@ final class CurlMultiLoop {
         remove(transfer)
         recordCancelled(transfer)
         transfer.request.slot.finish(.failure(CancellationError()))
-        handles.putBack(transfer.handle)
     }
 
     /// Fails every active transfer with `error` (the multi handle itself reported a problem).
@@ -195,8 +195,8 @@ final class CurlMultiLoop {
         }
     }
 
-    /// Takes the easy handle off the multi handle and out of ``active``. Its results can still be read; the
-    /// caller hands it back to the shelf after that, or lets it go with the transfer (cleaned up).
+    /// Takes the easy handle off the multi handle and out of ``active``. Its results can still be read; a finished
+    /// transfer's caller then hands it back to the shelf, any other lets it go with the transfer (cleaned up).
     private func remove(_ transfer: CurlTransfer) {
         _ = curl_multi_remove_handle(multi, transfer.easy)
         active[transfer.request.id] = nil

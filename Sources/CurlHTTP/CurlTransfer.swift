@@ -36,6 +36,9 @@ final class CurlTransfer {
     private(set) var receivedBodyBytes = 0
     /// Set when the request's body sink refused a chunk (its ``HTTPBodySink/failureDescription`` says why).
     private(set) var sinkFailed = false
+    /// Set when the write callback paused the transfer (the shared budget had no tokens): its handle is not kept
+    /// for another request, which would otherwise start with whatever state libcurl keeps for a paused transfer.
+    private(set) var wasPaused = false
     /// Whether this response's body goes to the request's sink: decided at the first chunk, from the status.
     private var writesToSink: Bool?
     /// The extra request headers (`CURLOPT_HTTPHEADER`); libcurl reads the list during the
@@ -103,6 +106,7 @@ final class CurlTransfer {
         if let budget {
             guard budget.hasTokens() else {
                 budget.notePaused(request.id)
+                wasPaused = true
                 return Int(emojiart_curl_writefunc_pause())
             }
             budget.spend(chunk.count)

@@ -77,8 +77,9 @@ final class EasyHandleShelf {
         return handle
     }
 
-    /// Keeps `handle` for the next request, or cleans it up when the shelf is full. Only a handle that is off the
-    /// multi handle and whose transfer's results were read.
+    /// Keeps `handle` for the next request, or cleans it up when the shelf is full. Only the handle of a transfer
+    /// libcurl finished (`CURLMSG_DONE`) and never paused, off the multi handle, its results read: a cancelled or
+    /// paused transfer's handle goes with it.
     func putBack(_ handle: EasyHandle) {
         guard idle.count < capacity else { return }
         idle.append(handle)

@@ -25,7 +25,8 @@ public struct HTTPClientStatistics: Sendable, Equatable, CustomStringConvertible
     public var peakActiveTransfers = 0
     /// libcurl easy handles made (`curl_easy_init`): the loop keeps a finished transfer's handle for the next
     /// request, so this stays at most `maxConcurrentRequests` however many requests run, unless a handle is dropped
-    /// (a failed transfer's handle is kept too; one whose options libcurl refused is not).
+    /// (a failed transfer's handle is kept too; a cancelled one's, a paused one's, or one whose options libcurl
+    /// refused is not).
     public var easyHandlesMade = 0
     /// Requests the loop holds in its queue, waiting for room (cancelled ones included until it reaches them).
     public var queuedRequests = 0

@@ -24,6 +24,9 @@ struct BandwidthLimitTests {
         let received = try await client.fetch(server.url("/big"))
         #expect(ContinuousClock.now - started >= .milliseconds(1_700))
         #expect(received == body)
+        // The paused transfer's handle is not kept: the next request gets a new one and its own body, whole.
+        #expect(try await client.fetch(server.url("/big")) == body)
+        #expect(client.statistics.easyHandlesMade == 2)
     }
 
     /// A per-transfer limit (libcurl's `CURLOPT_MAX_RECV_SPEED_LARGE`) would let four transfers take 0.5 s.
