@@ -13,7 +13,7 @@ final class AgentTestHooks: Sendable {
     private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
     private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, _ batch: Int, _ files: Int) -> Void)?>(nil)
-    private let afterRename = Mutex<(@Sendable (GroupCommitter.Lane, _ batch: Int) -> Void)?>(nil)
+    private let afterRename = Mutex<(@Sendable (GroupCommitter.Lane, _ batch: Int, _ batchFiles: Int) -> Void)?>(nil)
     private let beforeDirectoryFlush = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let gate = Mutex<RenameGate?>(nil)
 
@@ -81,14 +81,14 @@ final class AgentTestHooks: Sendable {
         if let hook = afterRenameTurn.withLock({ $0 }) { hook(lane, batch, files) }
     }
 
-    /// Runs `hook` with the lane and the batch's number in it (from 1) after each file of a turn is renamed into DIR
-    /// (or refused), in the silo, before the next one is.
-    func setAfterRename(_ hook: (@Sendable (GroupCommitter.Lane, _ batch: Int) -> Void)?) {
+    /// Runs `hook` with the lane, the batch's number in it (from 1) and the batch's number of files after each file
+    /// of a turn is renamed into DIR (or refused), in the silo, before the next one is.
+    func setAfterRename(_ hook: (@Sendable (GroupCommitter.Lane, _ batch: Int, _ batchFiles: Int) -> Void)?) {
         afterRename.withLock { $0 = hook }
     }
 
-    func runAfterRename(_ lane: GroupCommitter.Lane, batch: Int) {
-        if let hook = afterRename.withLock({ $0 }) { hook(lane, batch) }
+    func runAfterRename(_ lane: GroupCommitter.Lane, batch: Int, batchFiles: Int) {
+        if let hook = afterRename.withLock({ $0 }) { hook(lane, batch, batchFiles) }
     }
 
     /// Runs `hook` with the lane after a batch's files are renamed and recorded, before DIR is flushed and their

@@ -462,7 +462,7 @@ final class GroupCommitter {
             }
             outcomes[position] = outcome
             handled += 1
-            storage.status.hooks?.runAfterRename(lane, batch: number)
+            storage.status.hooks?.runAfterRename(lane, batch: number, batchFiles: batch.count)
         }
         var takenBack: [Int] = []
         if !installed.isEmpty, gate.listingMayHavePassedFiles(linkedSince: listingsBefore) {

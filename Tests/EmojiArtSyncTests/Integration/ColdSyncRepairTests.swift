@@ -131,21 +131,24 @@ extension ColdSyncRepairTests {
     /// renamed all its 64 files: a user's `rm -rf DIR` during the cold sync failed with "Directory not empty" and
     /// left up to a turn of files behind. The gate is shut by the test after the tenth rename, as a deletion would.
     @Test func aTurnStopsRenamingAtTheFirstDeletionSeen() async throws {
-        // A held batch; the batch after it holds many files (see `aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween`),
-        // whose first turn is a full one of `renamesPerTurn` unless it is cut. The gate is shut at the tenth rename of
-        // the first batch after the held one to reach ten.
+        // A held batch; a batch after it holds many files (see `aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween`:
+        // which one depends on when the transfers end), whose first turn is a full one of `renamesPerTurn` unless it
+        // is cut. The gate is shut at the tenth rename of the first batch of more than ten files: one of exactly ten
+        // would have ended its turn there anyway (the test once cut such a batch and failed).
         let (gallery, dir, configuration, held) = try await HeldSecondPassBatch.largeBatch("turn-cut")
         let hooks = held.hooks
         let renamedByBatch = Shared<[Int: Int]>([:])
         let cutBatch = Shared(0)
+        let cutBatchFiles = Shared(0)
         let turns = Shared<[Int]>([])
-        hooks.setAfterRename { lane, batch in
-            guard lane == .pass, batch > 2 else { return }
+        hooks.setAfterRename { lane, batch, batchFiles in
+            guard lane == .pass, batchFiles > 10 else { return }
             var renamed = renamedByBatch.value
             renamed[batch, default: 0] += 1
             renamedByBatch.set(renamed)
             if cutBatch.value == 0, renamed[batch] == 10 {
                 cutBatch.set(batch)
+                cutBatchFiles.set(batchFiles)
                 hooks.renameGate?.holdShut(true)
             }
         }
@@ -160,8 +163,8 @@ extension ColdSyncRepairTests {
         #expect(await eventually(timeout: .seconds(60)) { gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) } })
         #expect(await agent.stop() == .success)
         await gallery.stop()
-        // Not a batch of exactly ten, which would have ended its turn there anyway.
-        #expect((renamedByBatch.value[cutBatch.value] ?? 0) > 10, "the cut batch renamed \(renamedByBatch.value[cutBatch.value] ?? 0) files")
+        // The rest of the cut batch went in once the gate opened.
+        #expect(renamedByBatch.value[cutBatch.value] == cutBatchFiles.value, "the cut batch renamed \(renamedByBatch.value[cutBatch.value] ?? 0) of \(cutBatchFiles.value) files")
     }
 
     /// A person deletes a file the cold sync has just renamed into DIR, before its load has ended (DIR not yet

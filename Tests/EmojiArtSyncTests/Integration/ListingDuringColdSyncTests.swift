@@ -122,7 +122,7 @@ struct ListingDuringColdSyncTests {
         let (start, listed) = (scripts.file("start"), scripts.file("listed"))
         let started = Shared(false)
         // Between the first two links of the pass: the program opens DIR, lists it and keeps it open.
-        hooks.setAfterRename { lane, _ in
+        hooks.setAfterRename { lane, _, _ in
             guard lane == .pass, !started.value else { return }
             started.set(true)
             Self.startListing(start: start, andWaitFor: listed)
