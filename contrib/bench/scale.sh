@@ -5,7 +5,7 @@
 #   contrib/bench/scale.sh [--small-count 100000] [--full-count 1000] [--runs 5] [--deletes 300] [--window 10]
 #                          [--cold-after 2000]   (files the agent's cold sync writes before deletions start)
 #                          [--bin DIR]   (use the binaries in DIR instead of building release ones)
-#                          [--only http,https,agent]   (only these parts; a count of 0 skips that export)
+#                          [--only http,https,profile,agent]   (only these parts; a count of 0 skips that export)
 #
 # Builds release binaries as `make install` installs them (static Swift runtime, stripped); exports --full-count full-size (360x650, ~50 KB) and --small-count small (16x16,
 # ~106 B) assets with `emojiart-gallery export`; serves each export with nginx (installed from Debian when
@@ -21,6 +21,10 @@
 #   https: cold --once with --http-version auto, 1.1 and 2 (--ca-cert)
 #                        vs  curl -Z --parallel-max 8 --http1.1 and --http2 (--cacert),
 #                            rclone copy --transfers 8 (--ca-cert)    (wall, peak RSS, connections nginx accepted)
+#   profile: one more cold --once over HTTPS (--http-version 1.1) and one curl -Z --http1.1 run, each recorded
+#          machine-wide by `perf record -a -g` (skipped when perf is not installed): seconds of CPU per owner (the
+#          program's own code, each library, the kernel's work by kind of system call, nginx, idle), and how far
+#          the agent's wall could drop were its own code free (contrib/bench/cpu-owners.py)
 #   agent: background agent, for each export: idle CPU per minute and RSS after the first pass, CPU of a full
 #          pass on SIGHUP (feed unchanged / changed), CPU per poll (feed unchanged / re-sent / changed) and RSS
 #          after each polling run, repair latency p50/p99/max (delete -> back byte-identical, timed by inotify)
@@ -31,7 +35,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-small_count=100000 full_count=1000 runs=5 deletes=300 window=10 cold_after=2000 bin= only=http,https,agent
+small_count=100000 full_count=1000 runs=5 deletes=300 window=10 cold_after=2000 bin= only=http,https,profile,agent
 while [ $# -gt 0 ]; do
   case $1 in
     --small-count) small_count=$2; shift 2 ;;
@@ -47,7 +51,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 for part in ${only//,/ }; do
-  case $part in http|https|agent) ;; *) echo "scale.sh: --only takes http, https, agent (got $part)" >&2; exit 64 ;; esac
+  case $part in http|https|profile|agent) ;; *) echo "scale.sh: --only takes http, https, profile, agent (got $part)" >&2; exit 64 ;; esac
 done
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
@@ -64,6 +68,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+# perf is not installed for the profile part (it must match the running kernel): without it that part is skipped.
+perf_bin=$(command -v perf || true)
 contrib/install-deps.sh >/dev/null
 
 work=$(mktemp -d -t emojiart-scale-XXXXXX)
@@ -263,6 +269,17 @@ bench() {  # label count flag(--small or "")
         :http: "$work/tls-rclone-$label-$i"
     fi
   done
+  if wants profile && [ -n "$perf_bin" ]; then
+    # After the timed runs, so the recordings cost them nothing. 999 Hz: about 30,000 samples a run on 2 cores.
+    sync
+    as_root "$perf_bin" record -q -a -g -F 999 -o "$s.profile-agent.data" -- /usr/bin/time -f %e -o "$s.profile-agent.wall" \
+      "$bin/emojiart-sync" --dir "$work/profile-$label" --server "$tls_url" --ca-cert "$ca_cert" --http-version 1.1 \
+      --once -q >/dev/null 2>&1 || true
+    mkdir -p "$work/profile-curl-$label"; sync
+    as_root "$perf_bin" record -q -a -g -F 999 -o "$s.profile-curl.data" -- /usr/bin/time -f %e -o "$s.profile-curl.wall" \
+      sh -c "cd '$work/profile-curl-$label' && curl -s --no-progress-meter --http1.1 --cacert '$ca_cert' -Z --parallel-max 8 -K '$work/$label.tls.curl'" \
+      >/dev/null 2>&1 || true
+  fi
 
   echo
   if wants http; then
@@ -312,6 +329,19 @@ PY
     echo -n "check: PNGs in the last run's mirrors:"
     for v in auto 1.1 2; do echo -n " agent $v $(find "$work/tls-$v-$label-$runs" -maxdepth 1 -name '*.png' | wc -l),"; done
     echo " curl --http2 $(find "$work/tls-curl2-$label-$runs" -name '*.png' | wc -l), rclone $(find "$work/tls-rclone-$label-$runs" -name '*.png' | wc -l)"
+  fi
+  if wants profile; then
+    if [ -z "$perf_bin" ]; then
+      echo "== $label: profile skipped: perf is not installed (Debian: apt-get install linux-perf)"
+    else
+      local target=""
+      # The target of the cold HTTPS run: 0.67x rclone's median in this run.
+      [ -s "$s.tls-rclone.tsv" ] && target=$(python3 -c 'import statistics,sys; print(0.67 * statistics.median(float(l.split()[0]) for l in open(sys.argv[1]) if l.strip()))' "$s.tls-rclone.tsv")
+      echo "== $label: where the CPU of a cold HTTPS run goes (one run each, perf record -a -g at 999 Hz, machine-wide)"
+      python3 contrib/bench/cpu-owners.py "$s.profile-agent.data" --comm emojiart-sync --hz 999 \
+        --wall "$(tail -n1 "$s.profile-agent.wall")" ${target:+--target "$target"}
+      python3 contrib/bench/cpu-owners.py "$s.profile-curl.data" --comm curl --hz 999 --wall "$(tail -n1 "$s.profile-curl.wall")"
+    fi
   fi
   if wants agent; then
     python3 contrib/bench/scale-agent.py --agent "$bin/emojiart-sync" --server "$url" --feed "$dir/gallery/images" \
