@@ -49,9 +49,16 @@ SYSCALL = re.compile(r"\b(?:__x64_sys|__do_sys|__se_sys|__ia32_sys)_(\w+)")
 
 def samples(path):
     """Yields (comm, pid, frames) per sample, frames as (symbol, dso basename), leaf first."""
-    script = subprocess.run(
-        ["perf", "script", "-i", path, "-F", "comm,pid,tid,ip,sym,dso"],
-        capture_output=True, text=True, errors="replace", check=True).stdout
+    try:
+        run = subprocess.run(
+            ["perf", "script", "-i", path, "-F", "comm,pid,tid,ip,sym,dso"], capture_output=True, text=True,
+            errors="replace")
+    except FileNotFoundError:
+        sys.exit("cpu-owners.py: perf is not installed (Debian: apt-get install linux-perf)")
+    if run.returncode != 0:
+        detail = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+        sys.exit(f"cpu-owners.py: perf script cannot read {path}: {detail}")
+    script = run.stdout
     for block in script.split("\n\n"):
         lines = [line for line in block.split("\n") if line.strip()]
         if not lines:

@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
     --cold-after) cold_after=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
 done
