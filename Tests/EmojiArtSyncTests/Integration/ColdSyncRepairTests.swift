@@ -133,8 +133,8 @@ extension ColdSyncRepairTests {
     @Test func aTurnStopsRenamingAtTheFirstDeletionSeen() async throws {
         // A held batch; a batch after it holds many files (see `aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween`:
         // which one depends on when the transfers end), whose first turn is a full one of `renamesPerTurn` unless it
-        // is cut. The gate is shut at the tenth rename of the first batch of more than ten files: one of exactly ten
-        // would have ended its turn there anyway (the test once cut such a batch and failed).
+        // is cut. The gate is shut at the tenth rename of the first batch of more than ten files: a batch of exactly
+        // ten would end its turn there anyway, and its cut would show nothing.
         let (gallery, dir, configuration, held) = try await HeldSecondPassBatch.largeBatch("turn-cut")
         let hooks = held.hooks
         let renamedByBatch = Shared<[Int: Int]>([:])
