@@ -68,8 +68,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-# perf is not installed for the profile part (it must match the running kernel): without it that part is skipped.
-perf_bin=$(command -v perf || true)
+# The profile part's recorder: perf, run as is where the kernel lets this user record every CPU
+# (kernel.perf_event_paranoid <= 0), else through sudo where that needs no password (never a prompt in the
+# middle of a run). perf is not installed here (it must match the running kernel): without it, or without the
+# right to record, the part is skipped and says why.
+perf_bin=$(command -v perf || true) perf_run=() perf_missing=
+if [ -z "$perf_bin" ]; then
+  perf_missing="perf is not installed (Debian: apt-get install linux-perf)"
+elif [ "$(id -u)" -eq 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)" -le 0 ]; then
+  perf_run=("$perf_bin")
+elif sudo -n true 2>/dev/null; then
+  perf_run=(sudo -n "$perf_bin")
+else
+  perf_missing="recording every CPU needs root, passwordless sudo or kernel.perf_event_paranoid <= 0"
+fi
 contrib/install-deps.sh >/dev/null
 
 work=$(mktemp -d -t emojiart-scale-XXXXXX)
@@ -269,14 +281,14 @@ bench() {  # label count flag(--small or "")
         :http: "$work/tls-rclone-$label-$i"
     fi
   done
-  if wants profile && [ -n "$perf_bin" ]; then
+  if wants profile && [ -z "$perf_missing" ]; then
     # After the timed runs, so the recordings cost them nothing. 999 Hz: about 30,000 samples a run on 2 cores.
     sync
-    as_root "$perf_bin" record -q -a -g -F 999 -o "$s.profile-agent.data" -- /usr/bin/time -f %e -o "$s.profile-agent.wall" \
+    "${perf_run[@]}" record -q -a -g -F 999 -o "$s.profile-agent.data" -- /usr/bin/time -f %e -o "$s.profile-agent.wall" \
       "$bin/emojiart-sync" --dir "$work/profile-$label" --server "$tls_url" --ca-cert "$ca_cert" --http-version 1.1 \
       --once -q >/dev/null 2>&1 || true
     mkdir -p "$work/profile-curl-$label"; sync
-    as_root "$perf_bin" record -q -a -g -F 999 -o "$s.profile-curl.data" -- /usr/bin/time -f %e -o "$s.profile-curl.wall" \
+    "${perf_run[@]}" record -q -a -g -F 999 -o "$s.profile-curl.data" -- /usr/bin/time -f %e -o "$s.profile-curl.wall" \
       sh -c "cd '$work/profile-curl-$label' && curl -s --no-progress-meter --http1.1 --cacert '$ca_cert' -Z --parallel-max 8 -K '$work/$label.tls.curl'" \
       >/dev/null 2>&1 || true
   fi
@@ -331,8 +343,8 @@ PY
     echo " curl --http2 $(find "$work/tls-curl2-$label-$runs" -name '*.png' | wc -l), rclone $(find "$work/tls-rclone-$label-$runs" -name '*.png' | wc -l)"
   fi
   if wants profile; then
-    if [ -z "$perf_bin" ]; then
-      echo "== $label: profile skipped: perf is not installed (Debian: apt-get install linux-perf)"
+    if [ -n "$perf_missing" ]; then
+      echo "== $label: profile skipped: $perf_missing"
     else
       local target=""
       # The target of the cold HTTPS run: 0.67x rclone's median in this run.
