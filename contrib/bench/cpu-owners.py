@@ -19,6 +19,7 @@ everything else the same, the wall could not drop below (busy - own) / cores (no
 """
 import argparse
 import collections
+import os
 import re
 import subprocess
 import sys
@@ -27,14 +28,14 @@ KERNEL_GROUPS = [
     ("files", "files (openat, linkat, write, close, stat)",
      {"openat", "open", "linkat", "link", "write", "writev", "close", "close_range", "renameat2", "renameat", "rename",
       "unlinkat", "unlink", "newfstatat", "fstat", "newfstat", "statx", "newlstat", "fcntl", "ftruncate", "getdents64",
-      "read", "readv", "lseek", "mkdirat", "fchmod", "utimensat", "fallocate", "copy_file_range", "sendfile64"}),
+      "read", "readv", "lseek", "openat2", "open_execat", "mkdirat", "fchmod", "utimensat", "fallocate", "copy_file_range", "sendfile64"}),
     ("network", "network (send, recv, poll; loopback delivery)",
      {"sendto", "recvfrom", "sendmsg", "recvmsg", "poll", "ppoll", "epoll_wait", "epoll_pwait", "epoll_ctl",
       "connect", "socket", "setsockopt", "getsockopt", "getsockname", "getpeername", "shutdown", "select"}),
     ("index", "database I/O (pread64, pwrite64)", {"pread64", "pwrite64", "preadv", "pwritev"}),
     ("flush", "flushes (syncfs, fsync, fdatasync)", {"syncfs", "fsync", "fdatasync", "sync_file_range"}),
     ("memory", "memory, threads (faults, mmap, futex)",
-     {"mmap", "munmap", "mprotect", "madvise", "brk", "mremap", "futex", "sched_yield", "clone3", "clone",
+     {"mmap", "mmap_pgoff", "munmap", "mprotect", "madvise", "brk", "mremap", "futex", "sched_yield", "clone3", "clone",
       "rt_sigprocmask", "nanosleep", "clock_nanosleep", "exit", "exit_group", "set_robust_list", "rseq"}),
 ]
 LIBRARY_GROUPS = [
@@ -44,7 +45,9 @@ LIBRARY_GROUPS = [
     ("sqlite", "SQLite", re.compile(r"^libsqlite3")),
     ("png", "libpng, zlib", re.compile(r"^(libpng|libz)")),
 ]
-SYSCALL = re.compile(r"\b(?:__x64_sys|__do_sys|__se_sys|__ia32_sys)_(\w+)")
+# The call's entry on the stack: `__x64_sys_NAME`, or where the kernel inlined that wrapper, the `ksys_NAME` /
+# `do_sys_NAME` it calls (`write` shows as `ksys_write`, `mmap` as `ksys_mmap_pgoff`).
+SYSCALL = re.compile(r"\b(?:__x64_sys|__do_sys|__se_sys|__ia32_sys|ksys|do_sys)_(\w+)")
 
 
 def samples(path):
@@ -96,7 +99,7 @@ def owner(frames, binary):
     """The owner key of one of the command's samples."""
     if not frames:
         return "k-other"
-    symbol, dso = frames[0]
+    dso = frames[0][1]
     if dso.startswith("[kernel"):
         for frame_symbol, _ in frames:
             call = SYSCALL.search(frame_symbol)
@@ -121,15 +124,13 @@ def main():
     parser.add_argument("--target", type=float, help="the wall to reach: prints the bound on what the command's own code can win")
     parser.add_argument("--cores", type=int)
     arguments = parser.parse_args()
-    cores = arguments.cores or len(open("/proc/cpuinfo").read().split("processor\t")) - 1
+    cores = arguments.cores or os.cpu_count()
 
     every = list(samples(arguments.data))
     pids = {pid for comm, pid, _ in every if comm == arguments.comm}
     if not pids:
         sys.exit(f"cpu-owners.py: no sample of a thread named {arguments.comm} in {arguments.data}")
-    binary = next((frames[0][1] for comm, pid, frames in every
-                   if pid in pids and frames and not frames[0][1].startswith("[")
-                   and frames[0][1] == arguments.comm), arguments.comm)
+    binary = arguments.comm  # the program's file is named as its main thread (emojiart-sync, curl)
     seconds = collections.Counter()
     by_thread = collections.defaultdict(collections.Counter)
     for comm, pid, frames in every:
@@ -149,7 +150,7 @@ def main():
     rows += [(key, label) for key, label, _ in LIBRARY_GROUPS]
     rows += [("lib-other", "other libraries")]
     rows += [("k-" + key, "kernel: " + label) for key, label, _ in KERNEL_GROUPS]
-    rows += [("k-other", "kernel: other (interrupts, scheduling)")]
+    rows += [("k-other", "kernel: other (syscall entry, interrupts, ...)")]
     groups = [group for group, counts in sorted(by_thread.items(), key=lambda item: -sum(item[1].values()))
               if sum(counts.values()) / arguments.hz >= 0.05]
     print(f"  {'seconds of CPU: ' + name:<56} {'in all':>7}" + "".join(f" {group[:14]:>14}" for group in groups))
