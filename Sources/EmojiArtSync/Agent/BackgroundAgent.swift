@@ -54,7 +54,7 @@ public final class BackgroundAgent: Sendable {
         self.notifier = notifier
         let keeper = await MirrorKeeper(
             core: agent.core, fetcher: agent.fetcher,
-            configuration: agent.configuration, logger: agent.logger)
+            configuration: agent.configuration, logger: agent.siloLogger)
         self.keeper = keeper
         let watchMode = WatchMode()
         self.watchMode = watchMode

@@ -20,9 +20,8 @@ public enum DryRun {
         }
         let sink = try LogSink(path: nil, alsoStandardError: configuration.logging.toStandardError, format: configuration.logging.format)
         defer { sink.shutdown() }
-        let logger = Logger(label: "emojiart-sync") { _ in
-            LogfmtLogHandler(sink: sink, level: .error, format: configuration.logging.format)
-        }
+        // Every part that logs here is the silo's.
+        let logger = Logger.writing(to: sink, level: .error, format: configuration.logging.format, whenFull: .drop)
         let client = try CurlHTTPClient(configuration: configuration.httpClient)
         defer { client.shutdown() }
         let fetcher = configuration.fetcher(client: client, metrics: .off)

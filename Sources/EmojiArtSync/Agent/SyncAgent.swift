@@ -8,6 +8,9 @@ import Prometheus
 public final class SyncAgent: Sendable {
     public let configuration: AgentConfiguration
     public let logger: Logger
+    /// The logger of the parts isolated to the `SyncActor` silo (the mirror's core, the engine, the keeper): it
+    /// never waits for a stuck log writer, so the silo's thread never parks on the log (lines dropped are counted).
+    let siloLogger: Logger
     /// The log file; `SIGHUP` reopens it.
     let logSink: LogSink
     let client: CurlHTTPClient
@@ -33,9 +36,11 @@ public final class SyncAgent: Sendable {
             path: configuration.effectiveLogFile, alsoStandardError: configuration.logging.toStandardError,
             rotation: configuration.logging.rotation, format: configuration.logging.format)
         self.logSink = sink
-        var logger = Logger(label: "emojiart-sync") { _ in LogfmtLogHandler(sink: sink, level: configuration.logging.level, format: configuration.logging.format) }
-        logger.logLevel = configuration.logging.level
+        let logging = configuration.logging
+        let logger = Logger.writing(to: sink, level: logging.level, format: logging.format)
         self.logger = logger
+        let siloLogger = Logger.writing(to: sink, level: logging.level, format: logging.format, whenFull: .drop)
+        self.siloLogger = siloLogger
         if let path = configuration.effectiveLogFile, !sink.rotates {
             logger.notice("log file written through, never rotated: not a regular file of its own", metadata: [
                 "event": "log", "path": .string(path), "rotation": "off",
@@ -51,13 +56,13 @@ public final class SyncAgent: Sendable {
         let core = try await MirrorCore.open(
             directory: configuration.directory,
             memory: ImageLoader(memoryLimit: configuration.memoryLimit, retryPolicy: configuration.http.retryPolicy),
-            fetcher: fetcher, logger: logger,
+            fetcher: fetcher, logger: siloLogger,
             accessLines: AccessLineWriter(sink: sink, level: configuration.logging.level, format: configuration.logging.format),
             hooks: configuration.testHooks)
         self.core = core
         self.engine = SyncEngine(
             core: core, fetcher: fetcher, accessWindow: configuration.onceAccessWindow,
-            maxDeletePercent: configuration.safety.maxDeletePercent, logger: logger)
+            maxDeletePercent: configuration.safety.maxDeletePercent, logger: siloLogger)
         let changes = core.log.changes
         fetcher.serverWaits.observe { [logger] wait in
             logger.warning("gallery asked to wait", metadata: [
@@ -83,7 +88,7 @@ public final class SyncAgent: Sendable {
 
     /// One whole scrub pass now, first file to last, at full speed (`emojiart-sync scrub` with no agent on DIR).
     public func scrub() async -> Scrubber.Findings {
-        await Scrubber(core: core, logger: logger).fullPass()
+        await Scrubber(core: core, logger: siloLogger).fullPass()
     }
 
     /// Reopens the log file (`SIGHUP`: logrotate moved it away).

@@ -56,3 +56,18 @@ struct LogfmtLogHandler: LogHandler {
         }
     }
 }
+
+extension Logger {
+    /// The agent's logger writing to `sink` at `level`, in `format`. `whenFull: .drop` for the `SyncActor` silo's
+    /// parts: a stuck log writer then costs their lines (counted, and the count written once the writer moves),
+    /// never a parked silo thread; the other callers wait as `LogSink.WhenFull.wait` says.
+    static func writing(
+        to sink: LogSink, level: Logger.Level, format: LogFormat, whenFull: LogSink.WhenFull = .wait
+    ) -> Logger {
+        var logger = Logger(label: "emojiart-sync") { _ in
+            LogfmtLogHandler(sink: sink, level: level, format: format, whenFull: whenFull)
+        }
+        logger.logLevel = level
+        return logger
+    }
+}

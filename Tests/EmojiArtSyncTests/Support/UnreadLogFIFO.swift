@@ -25,10 +25,12 @@ struct UnreadLogFIFO: ~Copyable {
     deinit { close(reader) }
 
     /// Reads the FIFO to its end on a thread of its own, starting now: the end comes once `release()` has let
-    /// the sink go (it writes everything and closes the file). Returns the lines read.
-    func readToEnd(after release: () async -> Void) async -> [Substring] {
+    /// the sink go (it writes everything and closes the file), or with the line `last`, for a sink something
+    /// else keeps open (an agent's). Returns the lines read.
+    func readToEnd(through last: String? = nil, after release: () async -> Void) async -> [Substring] {
         let received = Mutex<[UInt8]?>(nil)
         let reader = reader
+        let ending = last.map { Array("\n\($0)\n".utf8) }
         _ = fcntl(reader, F_SETFL, 0)  // blocking reads from here on
         Thread.detachNewThread {
             var all = [UInt8](), chunk = [UInt8](repeating: 0, count: 65536)
@@ -37,6 +39,7 @@ struct UnreadLogFIFO: ~Copyable {
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
                 all += chunk[..<count]
+                if let ending, all.count >= ending.count, all.suffix(ending.count).elementsEqual(ending) { break }
             }
             received.withLock { $0 = all }
         }
