@@ -15,6 +15,20 @@ int emojiart_rename_noreplace(int olddirfd, const char *from, int newdirfd, cons
 /// always EINVAL under the `renameat2-einval` test fault: the caller then takes the old file away first).
 int emojiart_rename_exchange(int olddirfd, const char *from, int newdirfd, const char *to);
 
+// MARK: - File status with the birth time (status.c)
+
+struct stat;
+
+/// fstatat(2) of `path` relative to `dirfd` with `flags` (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH for `dirfd` itself),
+/// made through statx(2), which also reports when the inode was born: a number the file system gives a new file
+/// even where it reuses a deleted file's inode number at once (ext4 does). `out` gets what fstatat gives; `born_ns`
+/// the birth time in nanoseconds since the epoch and `has_born` 1, or `has_born` 0 where the file system does not
+/// report one (or the kernel has no statx: then fstatat itself is called). Returns 0, or -1 with errno set.
+int emojiart_status_at(int dirfd, const char *path, int flags, struct stat *out, int64_t *born_ns, int *has_born);
+
+/// emojiart_status_at of the file open as `fd` itself (AT_EMPTY_PATH, which Swift's Glibc module does not export).
+int emojiart_status_of(int fd, struct stat *out, int64_t *born_ns, int *has_born);
+
 // MARK: - Group commit (sync.c)
 
 /// syncfs(2) on the file system holding `fd`: every dirty page and inode of that file system reaches the disk,

@@ -8,6 +8,7 @@ import Synchronization
 final class AgentTestHooks: Sendable {
     private let failingStatus = Mutex<[String: Int32]>([:])
     private let beforeTaking = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let beforeForgettingRemoved = Mutex<(@Sendable () async -> Void)?>(nil)
     private let directoryFlushFailure = Mutex<Int32?>(nil)
     private let afterAdoptionRead = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let beforePassBatch = Mutex<(@Sendable (Int) async -> Void)?>(nil)
@@ -58,6 +59,16 @@ final class AgentTestHooks: Sendable {
 
     func runBeforeTaking(_ path: String) {
         beforeTaking.withLock { $0 }?(path)
+    }
+
+    /// Runs `hook` after a removal's files were taken and unlinked, before their rows are forgotten (the silo is
+    /// free meanwhile: `OwnedFiles.remove`).
+    func setBeforeForgettingRemoved(_ hook: (@Sendable () async -> Void)?) {
+        beforeForgettingRemoved.withLock { $0 = hook }
+    }
+
+    func runBeforeForgettingRemoved() async {
+        if let hook = beforeForgettingRemoved.withLock({ $0 }) { await hook() }
     }
 
     /// Runs `hook` with the batch's lane before the committer takes each batch from that lane's queue (the files

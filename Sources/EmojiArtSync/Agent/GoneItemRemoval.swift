@@ -55,18 +55,20 @@ struct GoneItemRemoval {
         case .remove(let keys):
             gone = keys
         }
-        for key in gone {
-            do {
-                let bytes = try await owned.remove(key)
-                outcome.removed += 1
-                logger.info("removed asset gone from feed", metadata: [
-                    "event": "remove", "key": .string(key.rawValue), "bytes": .stringConvertible(bytes),
-                ])
-            } catch {
-                outcome.lastError = String(describing: error)
-                logger.warning("cannot remove asset", metadata: [
-                    "event": "remove", "key": .string(key.rawValue), "error": .string(String(describing: error)),
-                ])
+        for page in OwnedFiles.pages(of: gone) {
+            for (key, result) in zip(page, await owned.remove(page, keepingRowsOfDamagedFiles: false)) {
+                switch result {
+                case .success(let removal):
+                    outcome.removed += 1
+                    logger.info("removed asset gone from feed", metadata: [
+                        "event": "remove", "key": .string(key.rawValue), "bytes": .stringConvertible(removal.bytes),
+                    ])
+                case .failure(let error):
+                    outcome.lastError = String(describing: error)
+                    logger.warning("cannot remove asset", metadata: [
+                        "event": "remove", "key": .string(key.rawValue), "error": .string(String(describing: error)),
+                    ])
+                }
             }
         }
         return outcome

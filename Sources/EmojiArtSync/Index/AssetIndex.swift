@@ -35,7 +35,8 @@ import Glibc
 final class AssetIndex {
     /// 2: the identity (device, inode) of the file the agent wrote, beside its fingerprint (`migrateFromVersion1`).
     /// 3: rows in arrival order, found by name through an index of their own (`filesTable`, `migrateFromVersion2`).
-    static let schemaVersion: Int64 = 3
+    /// 4: the birth time of the file the agent wrote, beside its device and inode (`migrateFromVersion3`).
+    nonisolated static let schemaVersion: Int64 = 4
 
     /// The rows, stored in the order they arrive (SQLite's rowid), and found by name through `files_by_name`.
     ///
@@ -58,7 +59,8 @@ final class AssetIndex {
             mtime_ns INTEGER,
             ctime_ns INTEGER,
             owner_device INTEGER,
-            owner_inode INTEGER
+            owner_inode INTEGER,
+            owner_born_ns INTEGER
         );
         CREATE UNIQUE INDEX IF NOT EXISTS files_by_name ON files(name);
         """
@@ -142,9 +144,9 @@ final class AssetIndex {
             PRAGMA user_version=\(Self.schemaVersion);
             """)
         selectByName = try connection.prepare(
-            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode FROM files WHERE name = ?")
+            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode, owner_born_ns FROM files WHERE name = ?")
         selectAll = try connection.prepare(
-            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode FROM files ORDER BY name")
+            "SELECT name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode, owner_born_ns FROM files ORDER BY name")
         selectPage = try connection.prepare("SELECT name, size FROM files WHERE name > ? ORDER BY name LIMIT ?")
         selectKeys = try connection.prepare("SELECT key, name, tag FROM files")
         selectSweep = try connection.prepare(Self.sweepQuery)
@@ -152,16 +154,16 @@ final class AssetIndex {
             "SELECT name, size, device, inode, mtime_ns, ctime_ns FROM files WHERE name > ? ORDER BY name LIMIT ?")
         updateTag = try connection.prepare("UPDATE files SET tag = ? WHERE name = ?")
         upsert = try connection.prepare("""
-            INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode, owner_born_ns)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         insertNew = try connection.prepare("""
-            INSERT OR IGNORE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO files(name, key, size, sha256, tag, etag, last_modified, device, inode, mtime_ns, ctime_ns, owner_device, owner_inode, owner_born_ns)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         selectForAccess = try connection.prepare("""
             SELECT f.name, f.key, f.size, f.sha256, f.tag, f.etag, f.last_modified, f.device, f.inode, f.mtime_ns,
-                f.ctime_ns, f.owner_device, f.owner_inode, u.tag, u.reason, u.answered_at
+                f.ctime_ns, f.owner_device, f.owner_inode, f.owner_born_ns, u.tag, u.reason, u.answered_at
             FROM (SELECT ?1 AS name, ?2 AS key) AS wanted
             LEFT JOIN files AS f ON f.name = wanted.name
             LEFT JOIN unusable_answers AS u ON u.key = wanted.key
@@ -169,7 +171,7 @@ final class AssetIndex {
         updateFingerprint = try connection.prepare(
             "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ? WHERE name = ?")
         updateOwner = try connection.prepare(
-            "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ?, owner_device = ?, owner_inode = ? WHERE name = ?")
+            "UPDATE files SET device = ?, inode = ?, mtime_ns = ?, ctime_ns = ?, owner_device = ?, owner_inode = ?, owner_born_ns = ? WHERE name = ?")
         deleteByName = try connection.prepare("DELETE FROM files WHERE name = ?")
         unusableAnswers = try UnusableAnswerTable(connection: connection)
         count = Int(try connection.integer("SELECT count(*) FROM files"))
@@ -245,13 +247,14 @@ final class AssetIndex {
     private static func check(_ connection: SQLiteConnection, path: String, quickCheck: Bool = true) throws(SyncError) -> Int64? {
         let version = try connection.integer("PRAGMA user_version")
         let tables = try connection.integer("SELECT count(*) FROM sqlite_master")
-        guard version == schemaVersion || version == 1 || version == 2 || (version == 0 && tables == 0) else {
+        guard (1...schemaVersion).contains(version) || (version == 0 && tables == 0) else {
             throw SyncError(.system, "index \(path) has schema version \(version), not \(schemaVersion)", path: path)
         }
         if quickCheck { try Self.quickCheck(connection) }
         if version == 1 { try migrateFromVersion1(connection) }
-        if version == 1 || version == 2 { try migrateFromVersion2(connection) }
-        return version == 1 || version == 2 ? version : nil
+        if version == 1 || version == 2 { try migrateFromVersion2(connection) }  // to the current schema at once
+        if version == 3 { try migrateFromVersion3(connection) }
+        return (1..<schemaVersion).contains(version) ? version : nil
     }
 
     /// Version 1 had no owner identity: each row takes the device and inode of its fingerprint, which was the
@@ -280,6 +283,18 @@ final class AssetIndex {
                 \(filesTable)
                 INSERT INTO files(\(columns)) SELECT \(columns) FROM files_version2;
                 DROP TABLE files_version2;
+                PRAGMA user_version=\(schemaVersion);
+                """)
+        }
+    }
+
+    /// Version 3 did not record when the agent's file was born: each row gets an unknown birth time (NULL), and its
+    /// file is told from a person's by device and inode alone, as before, until the agent writes or adopts it again.
+    /// One transaction: a crash leaves version 3, migrated again at the next start.
+    private static func migrateFromVersion3(_ connection: SQLiteConnection) throws(SyncError) {
+        try connection.transaction(.immediate) { () throws(SyncError) in
+            try connection.execute("""
+                ALTER TABLE files ADD COLUMN owner_born_ns INTEGER;
                 PRAGMA user_version=\(schemaVersion);
                 """)
         }
@@ -365,9 +380,9 @@ final class AssetIndex {
         guard try selectForAccess.bind(.text(key.fileName), .text(key.rawValue)).step() else { return (nil, nil) }
         let entry = selectForAccess.isNull(0) ? nil : Self.read(selectForAccess)
         // An answer waiting to be written is newer than the table's.
-        let unusable = unusableAnswers.waiting(for: key) ?? (selectForAccess.isNull(14) ? nil : UnusableAnswer(
-            tag: selectForAccess.optionalText(13), reason: selectForAccess.text(14),
-            answeredAt: Date(timeIntervalSince1970: TimeInterval(selectForAccess.int64(15)))))
+        let unusable = unusableAnswers.waiting(for: key) ?? (selectForAccess.isNull(15) ? nil : UnusableAnswer(
+            tag: selectForAccess.optionalText(14), reason: selectForAccess.text(15),
+            answeredAt: Date(timeIntervalSince1970: TimeInterval(selectForAccess.int64(16)))))
         return (entry?.key == key.rawValue ? entry : nil, unusable)
     }
 
@@ -447,7 +462,10 @@ final class AssetIndex {
             name: row.text(0), key: row.text(1), size: Int(row.int64(2)), sha256: row.text(3), tag: row.optionalText(4),
             etag: row.optionalText(5), lastModified: row.optionalText(6), fingerprint: fingerprint(row, size: 2, from: 7),
             identity: row.isNull(11) || row.isNull(12)
-                ? nil : FileIdentity(device: UInt64(bitPattern: row.int64(11)), inode: UInt64(bitPattern: row.int64(12))))
+                ? nil
+                : FileIdentity(
+                    device: UInt64(bitPattern: row.int64(11)), inode: UInt64(bitPattern: row.int64(12)),
+                    born: row.isNull(13) ? nil : row.int64(13)))
     }
 
     /// The fingerprint in columns `from` (device), +1 (inode), +2 (mtime), +3 (ctime), with the size in `size`.
@@ -495,7 +513,8 @@ final class AssetIndex {
             .optional(entry.etag), .optional(entry.lastModified),
             .optional(fingerprint.map { Int64(bitPattern: $0.device) }), .optional(fingerprint.map { Int64(bitPattern: $0.inode) }),
             .optional(fingerprint?.modifiedNanoseconds), .optional(fingerprint?.changedNanoseconds),
-            .optional(entry.identity.map { Int64(bitPattern: $0.device) }), .optional(entry.identity.map { Int64(bitPattern: $0.inode) })
+            .optional(entry.identity.map { Int64(bitPattern: $0.device) }), .optional(entry.identity.map { Int64(bitPattern: $0.inode) }),
+            .optional(entry.identity?.born)
         ).run()
     }
 
@@ -509,14 +528,15 @@ final class AssetIndex {
         rowObserver?(.updated(url: entry.key, name: entry.name, fingerprint: fingerprint))
     }
 
-    /// Makes the file with `fingerprint` the agent's file `name` (it holds exactly the agent's bytes): its
-    /// identity and fingerprint are recorded.
-    func adopt(_ fingerprint: FileFingerprint, of entry: IndexEntry) throws(SyncError) {
+    /// Makes the file with `fingerprint` and `identity` (its status's, with its birth time) the agent's file `name`
+    /// (it holds exactly the agent's bytes): its identity and fingerprint are recorded.
+    func adopt(_ fingerprint: FileFingerprint, identity: FileIdentity, of entry: IndexEntry) throws(SyncError) {
         let name = entry.name
         try updateOwner.bind(
             .integer(Int64(bitPattern: fingerprint.device)), .integer(Int64(bitPattern: fingerprint.inode)),
             .integer(fingerprint.modifiedNanoseconds), .integer(fingerprint.changedNanoseconds),
-            .integer(Int64(bitPattern: fingerprint.device)), .integer(Int64(bitPattern: fingerprint.inode)), .text(name)
+            .integer(Int64(bitPattern: identity.device)), .integer(Int64(bitPattern: identity.inode)), .optional(identity.born),
+            .text(name)
         ).run()
         rowObserver?(.updated(url: entry.key, name: name, fingerprint: fingerprint))
     }

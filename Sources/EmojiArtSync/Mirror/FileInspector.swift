@@ -136,8 +136,9 @@ final class FileInspector {
     enum IndexChange: Equatable {
         /// The agent's own file, read and found good: its new fingerprint.
         case fingerprint(FileFingerprint, of: IndexEntry)
-        /// Another file with exactly the agent's bytes and one name: from now on the agent's.
-        case adoption(FileFingerprint, of: IndexEntry)
+        /// Another file with exactly the agent's bytes and one name: from now on the agent's (its status's identity,
+        /// with its birth time).
+        case adoption(FileFingerprint, identity: FileIdentity, of: IndexEntry)
         /// Damaged: its fingerprint forgotten, so every later look reads it.
         case forgetFingerprint(of: IndexEntry)
         /// A link, FIFO, socket or directory took the path: the row is forgotten, the conflict reported.
@@ -215,14 +216,16 @@ final class FileInspector {
         case .read(_, .damaged(let reason), _):
             return Examination(verdict: .damaged(reason), change: now.fingerprint != nil ? .forgetFingerprint(of: now) : nil)
         case .read(let fingerprint, .good(let asset), let after):
-            let ours = fingerprint.identity == now.identity
+            // The identity of the status after the read knows the inode's birth time; the fingerprint's does not.
+            let ours = (after?.identity ?? fingerprint.identity) == now.identity
             // Only a file that did not change while it was read earns the fingerprint; another file with the
             // agent's bytes is adopted only if it has no other name (a hard link to someone's file is theirs).
             guard let after, after.fingerprint == fingerprint, ours || after.links <= 1 else {
                 return Examination(verdict: ours ? .verified(asset) : .damaged(.corrupt), change: nil)
             }
             return Examination(
-                verdict: .verified(asset), change: ours ? .fingerprint(fingerprint, of: now) : .adoption(fingerprint, of: now))
+                verdict: .verified(asset),
+                change: ours ? .fingerprint(fingerprint, of: now) : .adoption(fingerprint, identity: after.identity, of: now))
         }
     }
 
@@ -230,7 +233,7 @@ final class FileInspector {
     private func record(_ change: IndexChange) throws(SyncError) {
         switch change {
         case .fingerprint(let fingerprint, let entry): try index.setFingerprint(fingerprint, of: entry)
-        case .adoption(let fingerprint, let entry): try index.adopt(fingerprint, of: entry)
+        case .adoption(let fingerprint, let identity, let entry): try index.adopt(fingerprint, identity: identity, of: entry)
         case .forgetFingerprint(let entry): try index.setFingerprint(nil, of: entry)
         case .release(let name): try releaseTakenPath(name)
         }

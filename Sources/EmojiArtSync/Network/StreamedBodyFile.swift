@@ -216,14 +216,12 @@ final class StreamedBodyFile: HTTPBodySink {
     /// The file's identity from its descriptor (`fstat`), and the descriptor closed; a failure of either is the
     /// error.
     private static func identityClosing(_ state: inout State, path: String) -> Result<FileIdentity, SyncError> {
-        var info = stat()
-        let looked = fstat(state.fd, &info) == 0
-            ? nil : SyncError.system("fstat", path: path, errno: errno, hint: "cannot tell which file the asset is")
+        let looked = Result { () throws(SyncError) in try FileStatus.of(descriptor: state.fd, path: path) }
         let closed = close(state.fd) == 0
             ? nil : SyncError.system("close", path: path, errno: errno, hint: "cannot write the asset")
         state.fd = -1
-        if let failure = looked ?? closed { return .failure(failure) }
-        return .success(FileIdentity(info))
+        if let closed { return .failure(closed) }
+        return looked.map(\.identity)
     }
 
     /// A body held whole, written into a file with no name (`O_TMPFILE`) in the temporary folder, flushed too
@@ -246,7 +244,7 @@ final class StreamedBodyFile: HTTPBodySink {
                 }
                 return .failure(SyncError.system("open", path: folder.path, errno: code, hint: "cannot create a temporary file"))
             }
-            var info = stat()
+            var identity = FileIdentity(device: 0, inode: 0)
             var failure: SyncError?
             if let written = state.buffer.withUnsafeBytes({ bytes -> Int32? in
                 do throws(SystemCallFailure) { try writeFully(fd, bytes); return nil } catch { return error.errno }
@@ -254,10 +252,14 @@ final class StreamedBodyFile: HTTPBodySink {
                 failure = SyncError.system("write", path: folder.path, errno: written, hint: "cannot write the asset (disk full?)")
             } else if flushing, fsync(fd) != 0 {
                 failure = SyncError.system("fsync", path: folder.path, errno: errno, hint: "cannot flush the asset to disk")
-            } else if fstat(fd, &info) != 0 {
-                failure = SyncError.system("fstat", path: folder.path, errno: errno, hint: "cannot tell which file the asset is")
+            } else {
+                do throws(SyncError) {
+                    identity = try FileStatus.of(descriptor: fd, path: folder.path).identity
+                } catch {
+                    failure = error
+                }
             }
-            let file = StagedFile(unnamed: fd, identity: FileIdentity(info), budget: unnamedFiles)
+            let file = StagedFile(unnamed: fd, identity: identity, budget: unnamedFiles)
             if let failure {
                 file.discard()
                 return .failure(failure)

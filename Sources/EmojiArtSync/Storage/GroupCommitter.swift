@@ -221,12 +221,12 @@ final class GroupCommitter {
         if let refusal = before.refusal(owned: false) {
             throw log.conflict(asset.key, path: path, what: refusal, occupant: before)
         }
-        let fingerprint = try status.fingerprint(of: path)
+        let found = try status.status(of: path)
         let existing = await Self.digestOfFile(at: path, hooks: status.hooks)
         // Reentrancy: the file may have been swapped, linked or changed while it was read.
         let after = try status.occupant(at: path)
-        guard let fingerprint, existing == asset.sha256, try status.fingerprint(of: path) == fingerprint,
-            after.refusal(owned: false) == nil
+        guard let found, let fingerprint = found.fingerprint, existing == asset.sha256,
+            try status.fingerprint(of: path) == fingerprint, after.refusal(owned: false) == nil
         else {
             throw log.conflict(asset.key, path: path, what: "a file the agent did not write", occupant: after)
         }
@@ -234,7 +234,7 @@ final class GroupCommitter {
         if try index.entry(named: entry.name) == nil {
             var adopted = entry
             adopted.fingerprint = fingerprint
-            adopted.identity = fingerprint.identity  // adopted: from now on this file is the agent's
+            adopted.identity = found.identity  // adopted: from now on this file is the agent's (its birth time too)
             try index.put(adopted)
         }
         log.adopted(asset.key)

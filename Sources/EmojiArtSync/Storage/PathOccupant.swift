@@ -40,7 +40,7 @@ struct PathOccupant: Sendable, Equatable {
         case S_IFCHR, S_IFBLK: kind = .device
         default: kind = .unknown
         }
-        self.init(kind: kind, links: Int(info.st_nlink), identity: FileIdentity(info).description)
+        self.init(kind: kind, links: Int(info.st_nlink), identity: FileIdentity(info, born: nil).description)
     }
 
     /// Why the agent must not write at this path, or nil when it may. `owned`: the manifest records the

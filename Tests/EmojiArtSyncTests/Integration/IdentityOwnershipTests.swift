@@ -21,9 +21,18 @@ struct IdentityOwnershipTests {
         return ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasPrefix(stem) }.sorted()
     }
 
+    /// The identity of the file at `path`, with its birth time (`statx`), nil when nothing is there.
     static func identity(_ path: String) -> FileIdentity? {
-        var info = stat()
-        return lstat(path, &info) == 0 ? FileIdentity(info) : nil
+        (try? FileStatus.at(path))??.identity
+    }
+
+    /// An agent in this process on `dir` with `hooks`, after one complete pass.
+    static func agentAfterOnePass(_ gallery: GalleryFixture, dir: TemporaryDirectory, hooks: AgentTestHooks) async throws -> SyncAgent {
+        var configuration = try gallery.configuration(dir: dir.path)
+        configuration.testHooks = hooks
+        let agent = try await SyncAgent(configuration: configuration)
+        #expect(try await agent.syncOnce().isComplete)
+        return agent
     }
 
     @Test func aPersonsFileMovedOntoAnAssetPathKeepsItsBytesThroughTheRepairSIGHUPAndADiskPurge() async throws {
@@ -55,6 +64,74 @@ struct IdentityOwnershipTests {
         #expect(readBytes(dir.file(copy)) == Self.mine)
         #expect(Self.conflictCopies(of: "gallery_image_5.png", in: dir) == copies)
         #expect(await agent.stop() == .success)
+        await gallery.stop()
+    }
+
+    /// A disk purge of hundreds of files takes them a page at a time (`OwnedFiles.pages(of:)`): one look and one
+    /// unlink job off the silo and two transactions a page (the files taken, then their rows forgotten), counted by
+    /// SQLite's commit hook (one transaction a file before: a purge of 90,000 took 51 s), and every file of the
+    /// agent's is gone with its row, the person's file among them kept.
+    @Test func aDiskPurgeRemovesTheAgentsFilesAPageAtATime() async throws {
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small)
+        let dir = TemporaryDirectory("purge-pages")
+        let agent = try await SyncAgent(configuration: try gallery.configuration(dir: dir.path))
+        defer { agent.shutdown() }
+        #expect(try await agent.syncOnce().isComplete == false, "the gallery's error items fail")
+        let valid = gallery.validNumbers
+        try writeBytes(Self.mine, to: dir.file("mine.png"))
+        #expect(rename(dir.file("mine.png"), dir.file("gallery_image_\(valid[140]).png")) == 0)
+
+        let index = agent.core.index
+        let commitsBefore = await index.commits
+        let removed = try await agent.core.owned.clear()
+        let commits = await index.commits - commitsBefore
+        let pages = (valid.count + OwnedFiles.removalPage - 1) / OwnedFiles.removalPage
+        #expect(removed.files == valid.count - 1, "the agent's own files, not the person's")
+        #expect(commits <= 2 * pages + 1, "\(commits) transactions for \(pages) pages")
+        #expect(await index.count == 1, "the person's path keeps its row, for the fetch that follows")
+        #expect(readBytes(dir.file("gallery_image_\(valid[140]).png")) == Self.mine)
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".png") }
+        #expect(left == ["gallery_image_\(valid[140]).png"], "\(left.count) files left")
+        await gallery.stop()
+    }
+
+    /// The file system gives a new file the inode number of one deleted a moment before (ext4 does, at once), so a
+    /// person's own file written where the agent's was deleted while no agent ran had the agent's identity by device
+    /// and inode, and the next run's repair replaced the person's bytes. The inode's birth time tells the two apart:
+    /// the person's file is kept beside the asset, as any file that is not the agent's.
+    @Test func aPersonsFileGivenTheDeletedAssetsInodeNumberIsKept() async throws {
+        let gallery = try await GalleryFixture(count: 5, imageSize: .small)
+        let out = TemporaryDirectory("inode-reuse-out")
+        let dir = TemporaryDirectory("inode-reuse")
+        let once = ["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"]
+        let name = "gallery_image_3.png"
+        let path = dir.file(name)
+        // `rm gallery_image_3.png`, then one's own files beside it until the file system gives one of them the freed
+        // inode number (ext4 does at once, unless a process running beside the test took it first: then the agent
+        // writes the asset again and the test tries again), and `mv` that one onto the asset's name.
+        var reused = false
+        for round in 0..<5 where !reused {
+            let run = try await AgentProcess.run(once, outputDirectory: out.path)
+            #expect(run.status == 0, "\(run.stderr)")
+            let agents = try #require(Self.identity(path))
+            #expect(unlink(path) == 0)
+            for attempt in 0..<64 where !reused {
+                let mine = dir.file("mine-\(round)-\(attempt).txt")
+                try writeBytes(Self.mine, to: mine)
+                let identity = try #require(Self.identity(mine))
+                guard identity.device == agents.device, identity.inode == agents.inode else { continue }
+                #expect(rename(mine, path) == 0)
+                reused = true
+            }
+        }
+        try #require(reused, "the file system never gave the deleted file's inode number to a new file")
+
+        let second = try await AgentProcess.run(once, outputDirectory: out.path)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(gallery.isMirrored(3, in: dir), "the asset is back at its name")
+        let copies = Self.conflictCopies(of: name, in: dir)
+        #expect(copies.count == 1, "\(copies)")
+        #expect(copies.first.map { readBytes(dir.file($0)) } == Self.mine, "the person's bytes are gone")
         await gallery.stop()
     }
 
@@ -105,12 +182,9 @@ struct IdentityOwnershipTests {
     @Test func aFileSwappedInBetweenTheCheckAndTheRemovalSurvives() async throws {
         let gallery = try await GalleryFixture(count: 3, imageSize: .small)
         let dir = TemporaryDirectory("removal-race")
-        var configuration = try gallery.configuration(dir: dir.path)
         let hooks = AgentTestHooks()
-        configuration.testHooks = hooks
-        let agent = try await SyncAgent(configuration: configuration)
+        let agent = try await Self.agentAfterOnePass(gallery, dir: dir, hooks: hooks)
         defer { agent.shutdown() }
-        #expect(try await agent.syncOnce().isComplete)
         let victim = dir.file("gallery_image_2.png")
         let swap = dir.file("swap.tmp")
         hooks.setBeforeTaking { path in
@@ -124,6 +198,31 @@ struct IdentityOwnershipTests {
         #expect(readBytes(victim) == Self.mine, "the swapped-in file was removed")
         #expect(try await agent.core.owned.key(forFileNamed: "gallery_image_2.png") == nil, "the path is not the agent's any more")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/.emojiart-sync/taken")) ?? ["?"]).isEmpty)
+        await gallery.stop()
+    }
+
+    /// A removal unlinks the files it took off the silo, then forgets their rows in another turn. A fetch that put
+    /// a new file at the emptied path in between (a repair, an access) keeps it and its row: the row is forgotten
+    /// only where it still records the file that was unlinked.
+    @Test func aFileStoredWhileARemovalUnlinksKeepsItsRow() async throws {
+        let gallery = try await GalleryFixture(count: 3, imageSize: .small)
+        let dir = TemporaryDirectory("removal-refetch")
+        let hooks = AgentTestHooks()
+        let agent = try await Self.agentAfterOnePass(gallery, dir: dir, hooks: hooks)
+        defer { agent.shutdown() }
+        let key = try AssetKey(feedURL: "/gallery/image?2")
+        let path = dir.file("gallery_image_2.png")
+        let core = agent.core
+        hooks.setBeforeForgettingRemoved {
+            #expect(Self.identity(path) == nil, "the file was not taken")
+            _ = try? await core.pipeline.refetch(key)
+        }
+        #expect(try await core.owned.remove(key) > 0)
+        // The file system may give the new file the unlinked one's inode: identity alone cannot tell them apart.
+        let stored = try #require(Self.identity(path), "the file stored meanwhile is gone")
+        #expect(gallery.isMirrored(2, in: dir))
+        let row = try #require(try await core.index.entry(for: key), "the row of the file stored meanwhile was forgotten")
+        #expect(row.identity == stored)
         await gallery.stop()
     }
 

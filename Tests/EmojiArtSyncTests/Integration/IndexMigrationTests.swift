@@ -7,6 +7,7 @@ import Testing
 /// identities): each row takes the identity of its fingerprint, and one whose fingerprint was forgotten has none
 /// (whatever is at its path is then treated as someone else's: moved aside, never replaced). Version 2 (rows keyed
 /// by name): every row moves, every column as it was, into the table in arrival order with its index of names.
+/// Version 3 (no birth times): each row keeps its identity, its birth time unknown.
 @Suite(.timeLimit(.minutes(1)))
 struct IndexMigrationTests {
     @Test @SyncActor func aVersion1IndexIsMigratedKeepingEveryRowAndItsIdentity() throws {
@@ -80,6 +81,43 @@ struct IndexMigrationTests {
         #expect(!FileManager.default.fileExists(atPath: directory.indexPath + ".corrupt"))
     }
 
+    @Test @SyncActor func aVersion3IndexIsMigratedWithItsIdentitiesBornAtAnUnknownTime() throws {
+        let dir = TemporaryDirectory("migrate-v3")
+        let directory = SyncDirectory(dir.path)
+        try directory.prepare()
+        try SQLiteConnection(path: directory.indexPath).execute("""
+            PRAGMA journal_mode=WAL;
+            CREATE TABLE files(
+                name TEXT NOT NULL, key TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL, tag TEXT, etag TEXT,
+                last_modified TEXT, device INTEGER, inode INTEGER, mtime_ns INTEGER, ctime_ns INTEGER,
+                owner_device INTEGER, owner_inode INTEGER
+            );
+            CREATE UNIQUE INDEX files_by_name ON files(name);
+            CREATE TABLE unusable_answers(
+                key TEXT PRIMARY KEY NOT NULL, tag TEXT, reason TEXT NOT NULL, answered_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO files VALUES ('gallery_image_2.png', '/gallery/image/2.png', 20, 'bb', 't2', NULL, NULL,
+                2049, 78, 11, 12, 2049, 78);
+            PRAGMA user_version=3;
+            """)
+
+        let (index, notice) = try AssetIndex.open(directory: directory)
+        #expect(notice == nil, "migrated, not rebuilt: \(notice ?? "")")
+        #expect(index.upgradedFrom == 3)
+        let row = try #require(try index.entry(named: "gallery_image_2.png"))
+        #expect(row.identity?.born == nil && row.identity == FileIdentity(device: 2049, inode: 78))
+        #expect(row.fingerprint == FileFingerprint(device: 2049, inode: 78, size: 20, modifiedNanoseconds: 11, changedNanoseconds: 12))
+        #expect(try Self.schema(of: directory) == Self.currentSchema)
+
+        // A row written now keeps its file's birth time, and a file born at another time is another file.
+        var rewritten = row
+        rewritten.identity = FileIdentity(device: 2049, inode: 78, born: 1_800_000_000_123_456_789)
+        try index.put(rewritten)
+        let born = try index.entry(named: "gallery_image_2.png")?.identity
+        #expect(born?.born == 1_800_000_000_123_456_789)
+        #expect(born != FileIdentity(device: 2049, inode: 78, born: 1_800_000_000_123_456_790))
+    }
+
     /// The run that migrates an index says so in its log, once (a person who downgrades then knows why the older
     /// agent rebuilds it).
     @Test func theRunThatUpgradesTheIndexLogsItOnce() async throws {
@@ -96,7 +134,7 @@ struct IndexMigrationTests {
         let upgrades = logLines(dir.path).filter { $0.contains("event=index") }
         #expect(upgrades.count == 1, "\(upgrades)")
         #expect(upgrades.first?.contains("msg=\"index upgraded\"") == true, "\(upgrades)")
-        #expect(upgrades.first?.contains("from_version=2 version=3") == true, "\(upgrades)")
+        #expect(upgrades.first?.contains("from_version=2 version=\(AssetIndex.schemaVersion)") == true, "\(upgrades)")
         #expect(try await Self.schema(of: directory) == Self.currentSchema)
     }
 
@@ -158,8 +196,10 @@ struct IndexMigrationTests {
         let isKeyedByName = try connection.integer("SELECT count(*) FROM sqlite_master WHERE name = 'files' AND sql LIKE '%WITHOUT ROWID%'")
         let hasIndexOfNames = try connection.integer(
             "SELECT count(*) FROM pragma_index_list('files') WHERE name = 'files_by_name' AND \"unique\" = 1")
-        return "version \(version), keyed by name: \(isKeyedByName == 1), unique index of names: \(hasIndexOfNames == 1)"
+        let hasBirthTimes = try connection.integer("SELECT count(*) FROM pragma_table_info('files') WHERE name = 'owner_born_ns'")
+        return "version \(version), keyed by name: \(isKeyedByName == 1), unique index of names: \(hasIndexOfNames == 1), "
+            + "birth times: \(hasBirthTimes == 1)"
     }
 
-    static let currentSchema = "version 3, keyed by name: false, unique index of names: true"
+    static let currentSchema = "version 4, keyed by name: false, unique index of names: true, birth times: true"
 }
