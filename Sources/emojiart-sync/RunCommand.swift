@@ -165,6 +165,9 @@ enum RunCommand {
         let configuration = settings.agentConfiguration(drawsProgress: progressLine != nil)
         // Before the lock: `purge` signals whoever holds it, and an untrapped SIGUSR1 would kill this process.
         let trapped = await TrappedSignals.trap()
+        // A log or standard error piped to a reader that went away (a `tee` or logger that died) is a failed write
+        // (`EPIPE`, the line lost), not the end of the run: as systemd runs services (`IgnoreSIGPIPE=yes`).
+        signal(SIGPIPE, SIG_IGN)
         // Before any file is staged: each new file waiting for its commit holds a descriptor (see the man page).
         if let shortfall = OpenFileLimit.shortfall(concurrency: configuration.http.concurrency) {
             printError("emojiart-sync: \(shortfall)")

@@ -27,6 +27,8 @@ final class LogWriter: Sendable {
     static let eagerBytes = 256 * 1024
     static let capacity = 4 * 1024 * 1024
     static let fullWait: Duration = .seconds(1)
+    /// How long `shutdown()` waits for the writer's last batch before it leaves the writer behind.
+    static let shutdownWait: Duration = .seconds(5)
 
     /// Lines waiting for the writer, and what the writer is asked to do.
     private struct State: Sendable {
@@ -49,12 +51,17 @@ final class LogWriter: Sendable {
         var direct = false
         /// The file (nil: stderr only) while `direct`; the writer thread holds it otherwise.
         var file: LogFile?
+        /// The writer was still stuck in `write(2)` when `shutdown()` gave up on it: later lines are dropped at once
+        /// (the process is on its way out; a caller writing itself would be stuck in its turn).
+        var abandoned = false
     }
 
     private let state: Mutex<State>
     /// Wakes the writer: signalled for the first line of a batch and for anything urgent.
     private let wake = DispatchSemaphore(value: 0)
     private let thread = Mutex<JoinableThread?>(nil)
+    /// Signalled by the writer thread as it ends.
+    private let stopped = DispatchSemaphore(value: 0)
     /// How lines are copied to stderr: not at all, as they are, or in the journal's form.
     private let standardError: LogSink.StandardErrorForm
     /// Standard error's descriptor (another file's in tests).
@@ -68,7 +75,10 @@ final class LogWriter: Sendable {
         self.standardErrorDescriptor = standardErrorDescriptor
         self.format = format
         state = Mutex(State())
-        let started = try? JoinableThread.start(name: "emojiart-log") { [self] in run(file) }
+        let started = try? JoinableThread.start(name: "emojiart-log") { [self] in
+            run(file)
+            stopped.signal()
+        }
         if let started {
             thread.withLock { $0 = started }
             Self.register(self)
@@ -123,6 +133,10 @@ final class LogWriter: Sendable {
         var waited = false
         while true {
             let outcome = state.withLock { state -> (wake: Bool, full: Bool, taken: Bool) in
+                if state.abandoned {
+                    state.dropped += lines
+                    return (false, false, false)
+                }
                 if state.direct {
                     var direct = LogBatch()
                     put(&direct)
@@ -180,6 +194,7 @@ final class LogWriter: Sendable {
     /// `reopen`); returns false when no thread runs: then the file is reopened here, and nothing is pending.
     private func afterNextBatch(reopen: Bool, _ done: @escaping @Sendable () -> Void) -> Bool {
         let queued = state.withLock { state -> Bool in
+            if state.abandoned { return false }  // nothing will be written
             if state.direct {
                 if reopen { state.file?.reopen() }
                 return false
@@ -199,6 +214,10 @@ final class LogWriter: Sendable {
     }
 
     /// Writes what is queued and stops the thread; later lines are written by their callers. Idempotent.
+    ///
+    /// A writer stuck in `write(2)` (a hung disk, a pipe nobody reads) is waited for `shutdownWait`, then left
+    /// behind, and later lines are dropped: every exit path of the agent comes here, and joining such a writer held
+    /// the process's exit for as long as it stayed stuck (a `--once` run with its log on a full pipe never ended).
     func shutdown() {
         guard let running = thread.withLock({ $0.take() }) else { return }
         _ = Self.running.withLock { $0.removeValue(forKey: ObjectIdentifier(self)) }
@@ -207,7 +226,16 @@ final class LogWriter: Sendable {
             state.urgent = true
         }
         wake.signal()
+        guard stopped.wait(timeout: Self.deadline(after: Self.shutdownWait)) == .success else {
+            state.withLock { $0.abandoned = true }
+            return
+        }
         running.join()
+    }
+
+    /// Whether `shutdown()` left a stuck writer behind.
+    var wasAbandoned: Bool {
+        state.withLock { $0.abandoned }
     }
 
     /// Closes the file, once the thread is stopped.

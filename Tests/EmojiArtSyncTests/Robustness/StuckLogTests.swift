@@ -40,4 +40,26 @@ struct StuckLogTests {
         #expect(UnreadLogFIFO.droppedCount(in: text) > 0, "the dropped lines were not counted")
         await gallery.stop()
     }
+
+    /// The log is a FIFO whose reader goes away while a `--once` run writes to it (the `tee` or logger it was piped
+    /// to died): the agent's writes fail with `EPIPE` and the run goes on to its end, as under systemd
+    /// (`IgnoreSIGPIPE=yes`). The first write after the reader left killed it with SIGPIPE before.
+    @Test func aLogWhoseReaderWentAwayDoesNotEndTheRun() async throws {
+        let gallery = try await GalleryFixture(count: 9, faults: OnceSignalTests.slow)
+        let out = TemporaryDirectory("log-epipe-out")
+        let dir = TemporaryDirectory("log-epipe")
+        let logs = TemporaryDirectory("log-epipe-fifo")
+        let fifo = UnreadLogFIFO(logs)
+        let run = try AgentProcess(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q", "--concurrency", "1", "--log-file", fifo.path],
+            outputDirectory: out.path)
+        defer { run.signal(SIGKILL) }
+        #expect(await eventually { gallery.server.imageRequestCount >= 1 }, "the run never began: \(run.stderr)")
+        _ = consume fifo  // the reader goes away with 8 of the 9 images still to come, and their lines
+
+        let status = await run.waitForExit(timeout: .seconds(60))
+        #expect(run.exited && status == 0, "status \(String(describing: status)), \(run.exited ? "exited" : "killed"): \(run.stderr)")
+        #expect(gallery.validNumbers.allSatisfy { gallery.isMirrored($0, in: dir) })
+        await gallery.stop()
+    }
 }

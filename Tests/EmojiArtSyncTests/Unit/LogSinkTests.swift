@@ -144,6 +144,23 @@ struct LogSinkTests {
         #expect(Self.read(path) == "after\n")
     }
 
+    /// The log is a FIFO nobody reads, so the writer thread blocks for good: `shutdown()`, which every exit path of
+    /// the agent calls, gives it `LogWriter.shutdownWait` and then leaves it, and a line logged after that is
+    /// dropped instead of blocking its caller. (It joined the writer: a `--once` run with its log on a full pipe
+    /// never exited.)
+    @Test func aStuckLogNeverHoldsTheExit() throws {
+        // The FIFO's reader closes at the end of the test, when the writer may still be in its `write(2)`: an
+        // error for it then, as for the agent under systemd (`IgnoreSIGPIPE=yes`), not a signal for this process.
+        signal(SIGPIPE, SIG_IGN)
+        let dir = TemporaryDirectory("logsink-stuck-exit")
+        let fifo = UnreadLogFIFO(dir)
+        let sink = try LogSink(path: fifo.path, alsoStandardError: false)
+        for line in Self.numbered(200_000) { sink.write(line: line) }  // more than the pipe and the buffer hold
+        sink.shutdown()  // returns: the point of the test
+        #expect(!sink.write(line: "after the end", journalLine: { "" }), "a line after the end was taken")
+        _ = consume fifo
+    }
+
     /// The log is a FIFO nobody reads, so the writer thread blocks: callers fill the 4 MiB buffer, the next
     /// one waits for room once, then lines are dropped at once, counted, and reported in one `dropped=N` line
     /// when the writer moves again. No caller blocks for good, no line goes missing without a count.
