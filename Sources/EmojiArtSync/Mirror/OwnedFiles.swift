@@ -70,7 +70,12 @@ final class OwnedFiles {
 
     /// `keys` in the pages a removal of many takes them in.
     nonisolated static func pages(of keys: [AssetKey]) -> [ArraySlice<AssetKey>] {
-        stride(from: 0, to: keys.count, by: removalPage).map { keys[$0..<min($0 + removalPage, keys.count)] }
+        slices(of: keys, size: removalPage)
+    }
+
+    /// `items` in consecutive slices of `size` (the last one shorter), each keeping its indices in `items`.
+    private nonisolated static func slices<Item>(of items: [Item], size: Int) -> [ArraySlice<Item>] {
+        stride(from: 0, to: items.count, by: size).map { items[$0..<min($0 + size, items.count)] }
     }
 
     /// Removes the agent's files for `keys` (a page, `pages(of:)`), each only if it is still the file the agent
@@ -119,8 +124,8 @@ final class OwnedFiles {
             }
         } catch {
             // Rolled back, no row forgotten: the files held go back to their rows.
-            for file in held { _ = try? storage.ownership.putBack(file.file) }
             for (position, _) in recorded where (try? results[position].get()) != nil { results[position] = .failure(error) }
+            for file in held { results[file.position] = .failure(putBack(file.file, after: error)) }
             log.changes.ring()
             return results
         }
@@ -142,13 +147,24 @@ final class OwnedFiles {
     private nonisolated static func unlinkHeld(_ paths: [String]) async -> [Int32?] {
         let share = max(1, (paths.count + unlinkJobs - 1) / unlinkJobs)
         return await withTaskGroup(of: (start: Int, failures: [Int32?]).self) { group in
-            for start in stride(from: 0, to: paths.count, by: share) {
-                let part = Array(paths[start..<min(start + share, paths.count)])
-                group.addTask { (start, await BlockingIO.run { OwnershipGuard.unlinkHeld(part) }) }
+            for slice in slices(of: paths, size: share) {
+                let part = Array(slice)
+                group.addTask { (slice.startIndex, await BlockingIO.run { OwnershipGuard.unlinkHeld(part) }) }
             }
             var failures = [Int32?](repeating: nil, count: paths.count)
             for await (start, part) in group { failures.replaceSubrange(start..<start + part.count, with: part) }
             return failures
+        }
+    }
+
+    /// Puts a held file whose removal failed with `error` back in DIR; returns the error to report for it, which
+    /// also says so when the file could not be put back (it stays in `taken/`, handed back at the next start).
+    private func putBack(_ file: OwnershipGuard.HeldFile, after error: SyncError) -> SyncError {
+        do {
+            try storage.ownership.putBack(file)
+            return error
+        } catch let back {
+            return SyncError(.system, "\(error.message); and it could not be put back (it is handed back at the next start): \(back.message)")
         }
     }
 
@@ -206,12 +222,7 @@ final class OwnedFiles {
         for (file, failure) in zip(held, unlinked) {
             guard let code = failure else { continue }
             let error = SyncError.system("unlink", path: file.file.path, errno: code, hint: "cannot remove the asset")
-            do {
-                try storage.ownership.putBack(file.file)
-                results[file.position] = .failure(error)
-            } catch let back {
-                results[file.position] = .failure(SyncError(.system, "\(error.message); and it could not be put back (it is handed back at the next start): \(back.message)"))
-            }
+            results[file.position] = .failure(putBack(file.file, after: error))
         }
         do throws(SyncError) {
             try index.transaction { () throws(SyncError) in
