@@ -15,7 +15,7 @@ final class AgentTestHooks: Sendable {
     private let beforeCommitBatch = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let afterRenameTurn = Mutex<(@Sendable (GroupCommitter.Lane, _ batch: Int, _ files: Int) -> Void)?>(nil)
     private let afterRename = Mutex<(@Sendable (GroupCommitter.Lane, _ batch: Int, _ batchFiles: Int) -> Void)?>(nil)
-    private let beforeDirectoryFlush = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
+    private let beforeBatchEnds = Mutex<(@Sendable (GroupCommitter.Lane) async -> Void)?>(nil)
     private let gate = Mutex<RenameGate?>(nil)
 
     /// How long another process holding DIR open keeps the rename gate shut after its last listing or deletion
@@ -83,7 +83,7 @@ final class AgentTestHooks: Sendable {
     }
 
     /// Calls `hook` with the lane, the batch's number in it (from 1) and the number of files, in the silo, after each
-    /// turn in which the committer renamed and recorded a chunk of a batch (`GroupCommitter.renamesPerTurn` at most).
+    /// turn in which the committer linked and recorded a part of a batch (`GroupCommitter.renamesPerTurn` at most).
     func setAfterRenameTurn(_ hook: (@Sendable (GroupCommitter.Lane, _ batch: Int, _ files: Int) -> Void)?) {
         afterRenameTurn.withLock { $0 = hook }
     }
@@ -93,7 +93,7 @@ final class AgentTestHooks: Sendable {
     }
 
     /// Runs `hook` with the lane, the batch's number in it (from 1) and the batch's number of files after each file
-    /// of a turn is renamed into DIR (or refused), in the silo, before the next one is.
+    /// of a turn is put into DIR (or refused), on the I/O pool, before the next one is.
     func setAfterRename(_ hook: (@Sendable (GroupCommitter.Lane, _ batch: Int, _ batchFiles: Int) -> Void)?) {
         afterRename.withLock { $0 = hook }
     }
@@ -102,14 +102,14 @@ final class AgentTestHooks: Sendable {
         if let hook = afterRename.withLock({ $0 }) { hook(lane, batch, batchFiles) }
     }
 
-    /// Runs `hook` with the lane after a batch's files are renamed and recorded, before DIR is flushed and their
-    /// loads end (the silo is free meanwhile).
-    func setBeforeDirectoryFlush(_ hook: (@Sendable (GroupCommitter.Lane) async -> Void)?) {
-        beforeDirectoryFlush.withLock { $0 = hook }
+    /// Runs `hook` with the lane after a batch's files are put in place, recorded and DIR flushed, before their
+    /// loads end and the lane's next batch may be put in place (the silo is free meanwhile).
+    func setBeforeBatchEnds(_ hook: (@Sendable (GroupCommitter.Lane) async -> Void)?) {
+        beforeBatchEnds.withLock { $0 = hook }
     }
 
-    func runBeforeDirectoryFlush(_ lane: GroupCommitter.Lane) async {
-        if let hook = beforeDirectoryFlush.withLock({ $0 }) { await hook(lane) }
+    func runBeforeBatchEnds(_ lane: GroupCommitter.Lane) async {
+        if let hook = beforeBatchEnds.withLock({ $0 }) { await hook(lane) }
     }
 
     /// Runs `hook` with the batch's number (from 0) before a pass hands each batch to the silo.

@@ -31,7 +31,7 @@ public final class SyncAgent: Sendable {
         try configuration.directory.prepare()
         self.lock = try DirectoryLock.acquire(path: configuration.directory.lockPath)
         configuration.directory.removeStaleTemporaryFiles()
-        let returned = await OwnershipGuard.returnHeldFiles(in: configuration.directory)
+        let returned = OwnershipGuard.returnHeldFiles(in: configuration.directory)
         let sink = try LogSink(
             path: configuration.effectiveLogFile, alsoStandardError: configuration.logging.toStandardError,
             rotation: configuration.logging.rotation, format: configuration.logging.format)

@@ -294,13 +294,14 @@ final class AccessPipeline {
             look = try index.lookUp(key)
         }
         if let entry = look.entry {
-            // A file the batch looked at is judged by what io found (no second `lstat` in the silo): not as the row
-            // records it, it is looked at again by its job (`Plan.verify`), which reads it or reports the error.
+            // A file the batch looked at is judged by what io found (no `lstat` in the silo): not as the row records
+            // it, or not looked at (its row was not known when the batch was looked at), it is looked at by its
+            // job (`Plan.verify`, on io), which finds it intact, reads it, or reports the error.
             let intact: Asset? =
-                if case .some(let seen) = found {
-                    seen != nil && seen == entry.fingerprint ? Asset(trustedOnDisk: key, size: entry.size) : nil
+                if case .some(let seen) = found, seen != nil, seen == entry.fingerprint {
+                    Asset(trustedOnDisk: key, size: entry.size)
                 } else {
-                    trusted(entry, of: key)
+                    nil
                 }
             if let asset = intact {
                 keep(asset, at: position, of: listings)
@@ -595,7 +596,8 @@ final class AccessPipeline {
             let repair: ImageLoader.Load = { [self] in
                 let look = try index.lookUp(key)
                 if let reason {
-                    if let entry = look.entry, let intact = trusted(entry, of: key) {
+                    if let entry = look.entry, await isIntact(entry) {
+                        let intact = Asset(trustedOnDisk: key, size: entry.size)
                         log.access(key, hit: .disk, size: intact.size)
                         return (intact, .disk)
                     }
@@ -612,7 +614,7 @@ final class AccessPipeline {
             // A repair that joined a load in flight (the pass's) got that load's file, which may be the very one
             // whose deletion asked for the repair: a person deleted it between its rename and the load's end. It is
             // looked at again, and repaired for real unless it is intact.
-            while hit == .memory, reason != nil, !(try isIntactOnDisk(key)) {
+            while hit == .memory, reason != nil, !(try await isIntactOnDisk(key)) {
                 (asset, hit) = try await memory.reload(key, load: repair)
             }
             if hit == .memory { log.access(key, at: feedPosition(of: key), hit: hit, size: asset.size) }
@@ -626,9 +628,9 @@ final class AccessPipeline {
     /// Whether `key`'s file is on disk with the fingerprint its row records (no read). Throws when the index cannot
     /// be read; a file that cannot be looked at is not intact here, and the repair that follows looks again and
     /// reports the error.
-    private func isIntactOnDisk(_ key: AssetKey) throws(SyncError) -> Bool {
+    private func isIntactOnDisk(_ key: AssetKey) async throws(SyncError) -> Bool {
         guard let entry = try index.lookUp(key).entry else { return false }
-        return trusted(entry, of: key) != nil
+        return await isIntact(entry)
     }
 
     /// Fetches `key` again because its feed tag changed: conditionally (`If-None-Match`/`If-Modified-Since`
@@ -828,14 +830,14 @@ final class AccessPipeline {
 
     // MARK: - Decisions
 
-    /// The asset `entry` records, when its file is the one the agent last wrote or verified: one `lstat` decides
-    /// (device, inode, size, mtime, ctime of a regular file, as recorded). Nil otherwise (a failed `lstat`
-    /// included: the access then goes the long way, where the error is an error).
-    private func trusted(_ entry: IndexEntry, of key: AssetKey) -> Asset? {
-        guard let fingerprint = entry.fingerprint,
-            (try? status.fingerprint(of: directory.path(ofAsset: entry.name))) == fingerprint
-        else { return nil }
-        return Asset(trustedOnDisk: key, size: entry.size)
+    /// Whether the file `entry` records is the one the agent last wrote or verified: one `fstatat` on io decides
+    /// (device, inode, size, mtime, ctime of a regular file, as recorded). False otherwise (a failed look included:
+    /// the access then goes the long way, where the error is an error). The row may change while io looks: the
+    /// caller holds the key's load, so only a removal can, and a removed file is then not found intact.
+    private func isIntact(_ entry: IndexEntry) async -> Bool {
+        guard let fingerprint = entry.fingerprint else { return false }
+        let (status, path) = (status, directory.path(ofAsset: entry.name))
+        return await BlockingIO.run { (try? status.fingerprint(of: path)) == fingerprint }
     }
 
     /// Throws when `answer` (the one on record for `key`) says its URL answered with something that is not an

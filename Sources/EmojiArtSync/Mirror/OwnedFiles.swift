@@ -64,8 +64,8 @@ final class OwnedFiles {
         var keptRow = false
     }
 
-    /// How many keys a removal of many takes at once (`pages(of:)`): a page's files are taken, unlinked and
-    /// forgotten in one turn of the silo, a few milliseconds, which a repair queued behind it does not notice.
+    /// How many keys a removal of many takes at once (`pages(of:)`): a page's rows are read and forgotten in two
+    /// turns of the silo, its files taken and unlinked between them on the I/O pool.
     nonisolated static let removalPage = 128
 
     /// `keys` in the pages a removal of many takes them in.
@@ -85,12 +85,12 @@ final class OwnedFiles {
     /// repair would, moving a person's file aside).
     ///
     /// Three steps for the page, each once: the rows read in one transaction and the files looked at in one job off
-    /// the silo (`FileInspector.check`); in one silo turn and transaction, each row read again and each file that is
-    /// still the agent's intact file taken into `taken/` (`OwnershipGuard.takeForRemoval`: one swapped in meanwhile
-    /// is put back); the taken files unlinked in one job off the silo, and their rows forgotten in one more turn,
-    /// where a row still records that file. A crash in between leaves a held file with its row, handed back at the
-    /// next start. A disk purge of 90,000 files was a look, two turns, an unlink in the silo and a transaction each
-    /// before (docs/BENCHMARKS.md). A result per key, in order: a file that could not be looked at, taken or
+    /// the silo (`FileInspector.check`); in one silo turn and transaction, each row read again, and the rows of files
+    /// with nothing to unlink forgotten; each file that is still the agent's intact file taken into `taken/` and
+    /// unlinked off the silo (`OwnershipGuard.remove`: one swapped in meanwhile is put back), and the rows forgotten
+    /// in one more turn, where a row still records that file. A crash in between leaves a held file with its row,
+    /// handed back at the next start. A disk purge of 90,000 files was a look, two turns, an unlink in the silo and
+    /// a transaction each before (docs/BENCHMARKS.md). A result per key, in order: a file that could not be looked at, taken or
     /// unlinked has its error and keeps its row; when the index cannot be read or written, every key that needed
     /// it has that error.
     func remove(_ keys: some Collection<AssetKey>, keepingRowsOfDamagedFiles keepDamaged: Bool) async -> [Result<Removal, SyncError>] {
@@ -108,138 +108,149 @@ final class OwnedFiles {
         }
         guard !recorded.isEmpty else { return results }
         let verdicts = await inspector.check(recorded.map { (entry: $0.entry, key: keys[$0.position]) })
-        var held: [HeldForRemoval] = []
+        var taking: [PlannedRemoval] = []
         do throws(SyncError) {
             try index.transaction { () throws(SyncError) in
                 for ((position, entry), verdict) in zip(recorded, verdicts) {
                     results[position] = Result { () throws(SyncError) in
-                        switch try take(keys[position], entry: entry, verdict: try verdict.get(), keepDamaged: keepDamaged) {
+                        switch try plan(keys[position], entry: entry, verdict: try verdict.get(), keepDamaged: keepDamaged) {
                         case .done(let removal): return removal
-                        case .held(let file, let row):
-                            held.append(HeldForRemoval(position: position, file: file, row: row))
+                        case .take(let row, let identity, let fingerprint):
+                            taking.append(PlannedRemoval(position: position, row: row, identity: identity, fingerprint: fingerprint))
                             return Removal()
                         }
                     }
                 }
             }
         } catch {
-            // Rolled back, no row forgotten: the files held go back to their rows.
+            // Rolled back: no row forgotten, nothing taken.
             for (position, _) in recorded where (try? results[position].get()) != nil { results[position] = .failure(error) }
-            for file in held { results[file.position] = .failure(putBack(file.file, after: error)) }
             log.changes.ring()
             return results
         }
-        if !held.isEmpty {
-            let unlinked = await Self.unlinkHeld(held.map(\.file.path))
+        if !taking.isEmpty {
+            let removals = await Self.takeAndUnlink(taking.map { ($0.row.name, $0.identity, $0.fingerprint) }, by: storage.ownership)
             await storage.status.hooks?.runBeforeForgettingRemoved()
-            forgetUnlinked(held, unlinked, keys: keys, into: &results)
+            forget(taking, removals, keys: keys, keepDamaged: keepDamaged, into: &results)
         }
         log.changes.ring()
         return results
     }
 
-    /// How many jobs on the I/O pool a page's unlinks are split into. On a disk mounted with `discard` each unlink
-    /// waits for the device (about 0.4 ms on the test machine, where `rm -rf` of 90,000 small files took 47 s);
-    /// four threads unlinking at once took half the time of one (docs/BENCHMARKS.md).
+    /// How many jobs on the I/O pool a page's takes and unlinks are split into. On a disk mounted with `discard`
+    /// each unlink waits for the device (about 0.4 ms on the test machine, where `rm -rf` of 90,000 small files took
+    /// 47 s); four threads unlinking at once took half the time of one (docs/BENCHMARKS.md).
     nonisolated static let unlinkJobs = 4
 
-    /// `OwnershipGuard.unlinkHeld` of `paths`, in up to `unlinkJobs` jobs at once: the errno of each, in order.
-    private nonisolated static func unlinkHeld(_ paths: [String]) async -> [Int32?] {
-        let share = max(1, (paths.count + unlinkJobs - 1) / unlinkJobs)
-        return await withTaskGroup(of: (start: Int, failures: [Int32?]).self) { group in
-            for slice in slices(of: paths, size: share) {
+    /// `OwnershipGuard.remove` of each file (its name, the identity and fingerprint its row records), on the I/O
+    /// pool in up to `unlinkJobs` jobs at once: what each came to, in order.
+    private nonisolated static func takeAndUnlink(
+        _ files: [(name: String, identity: FileIdentity, fingerprint: FileFingerprint)], by ownership: OwnershipGuard
+    ) async -> [Result<OwnershipGuard.Removal, SyncError>] {
+        let share = max(1, (files.count + unlinkJobs - 1) / unlinkJobs)
+        return await withTaskGroup(of: (start: Int, removals: [Result<OwnershipGuard.Removal, SyncError>]).self) { group in
+            for slice in slices(of: files, size: share) {
                 let part = Array(slice)
-                group.addTask { (slice.startIndex, await BlockingIO.run { OwnershipGuard.unlinkHeld(part) }) }
+                group.addTask {
+                    let removals = await BlockingIO.run {
+                        part.map { file in
+                            Result { () throws(SyncError) -> OwnershipGuard.Removal in
+                                try ownership.remove(file.name, own: file.identity, expected: file.fingerprint)
+                            }
+                        }
+                    }
+                    return (slice.startIndex, removals)
+                }
             }
-            var failures = [Int32?](repeating: nil, count: paths.count)
-            for await (start, part) in group { failures.replaceSubrange(start..<start + part.count, with: part) }
-            return failures
+            var removals = [Result<OwnershipGuard.Removal, SyncError>](repeating: .success(.absent), count: files.count)
+            for await (start, part) in group { removals.replaceSubrange(start..<start + part.count, with: part) }
+            return removals
         }
     }
 
-    /// Puts a held file whose removal failed with `error` back in DIR; returns the error to report for it, which
-    /// also says so when the file could not be put back (it stays in `taken/`, handed back at the next start).
-    private func putBack(_ file: OwnershipGuard.HeldFile, after error: SyncError) -> SyncError {
-        do {
-            try storage.ownership.putBack(file)
-            return error
-        } catch let back {
-            return SyncError(.system, "\(error.message); and it could not be put back (it is handed back at the next start): \(back.message)")
-        }
-    }
-
-    /// What a removal's turn did with a file: all it needed (`done`), or took it, for an unlink off the silo, with
-    /// the row that recorded it then.
-    private enum Taken {
+    /// What a removal's first turn decided for a file: all it needed (`done`), or a take and an unlink off the silo,
+    /// with the row that recorded the file then.
+    private enum Plan {
         case done(Removal)
-        case held(OwnershipGuard.HeldFile, row: IndexEntry)
+        /// The row records the file's identity and fingerprint: what the taken file must match to be unlinked.
+        case take(row: IndexEntry, identity: FileIdentity, fingerprint: FileFingerprint)
     }
 
-    /// A file a removal took and unlinks off the silo: its key's position in the page, and the row it had.
-    private struct HeldForRemoval {
+    /// A file a removal takes and unlinks off the silo: its key's position in the page, the row it had, and the
+    /// identity and fingerprint that row records.
+    private struct PlannedRemoval {
         let position: Int
-        let file: OwnershipGuard.HeldFile
         let row: IndexEntry
+        let identity: FileIdentity
+        let fingerprint: FileFingerprint
     }
 
-    /// The turn's part of a removal, once `verdict` was found off the silo: the row is read again (reentrancy: it may
-    /// have been replaced or removed while the file was looked at), then the file is taken if it is still the agent's
-    /// intact file, or its row forgotten (or kept, `keepDamaged`) when there is nothing to unlink.
-    private func take(_ key: AssetKey, entry: IndexEntry, verdict: FileInspector.FileVerdict, keepDamaged: Bool) throws(SyncError) -> Taken {
+    /// The first turn's part of a removal, once `verdict` was found off the silo: the row is read again (reentrancy:
+    /// it may have been replaced or removed while the file was looked at), then the file is to be taken if it is
+    /// still the agent's intact file, or its row forgotten (or kept, `keepDamaged`) when there is nothing to unlink.
+    private func plan(_ key: AssetKey, entry: IndexEntry, verdict: FileInspector.FileVerdict, keepDamaged: Bool) throws(SyncError) -> Plan {
         guard let now = try index.entry(for: key), now.sha256 == entry.sha256 else { return .done(Removal()) }
-        let name = entry.name
         switch verdict {
         case .trusted, .verified:
-            guard let identity = now.identity, let fingerprint = now.fingerprint else {
-                if keepDamaged { return .done(Removal(keptRow: true)) }
-                break  // verified, but changed while it was read: not known to be the agent's as it is
+            if let identity = now.identity, let fingerprint = now.fingerprint {
+                return .take(row: now, identity: identity, fingerprint: fingerprint)
             }
-            switch try storage.ownership.takeForRemoval(name, own: identity, expected: fingerprint) {
-            case .held(let file): return .held(file, row: now)
-            case .absent: break
-            case .kept(let movedAside):
-                if let movedAside { log.movedAside(key, name: name, to: movedAside) }
-                if keepDamaged { return .done(Removal(keptRow: true)) }
-            }
+            if keepDamaged { return .done(Removal(keptRow: true)) }
+            // Verified, but changed while it was read: not known to be the agent's as it is.
         case .damaged(.missing): break
         case .damaged(.corrupt):
             if keepDamaged { return .done(Removal(keptRow: true)) }
         case .changedMeanwhile:
             return .done(Removal())  // released (something that is not a file took the path) or the row changed
         }
-        try index.remove(named: name)
+        try index.remove(named: entry.name)
         return .done(Removal())
     }
 
-    /// The last turn of a removal: the rows of the files unlinked are forgotten where they are still the rows the
-    /// files were taken with (reentrancy: a fetch may have put a new file at the emptied path meanwhile, whose row
-    /// stays; its identity alone would not tell, as the file system may give it the unlinked file's inode, but
-    /// its fingerprint's times differ); a file that could not be unlinked goes back, keeping its row.
-    private func forgetUnlinked(
-        _ held: [HeldForRemoval], _ unlinked: [Int32?], keys: [AssetKey],
-        into results: inout [Result<Removal, SyncError>]
+    /// The last turn of a removal: the rows of the files unlinked, found absent, or found not to be the agent's (put
+    /// back; their rows kept when `keepDamaged`) are forgotten where they are still the rows the files were taken
+    /// with (reentrancy: a fetch may have put a new file at the emptied path meanwhile, whose row stays; its
+    /// identity alone would not tell, as the file system may give it the unlinked file's inode, but its
+    /// fingerprint's times differ). A file that could not be taken or unlinked keeps its row and has its error.
+    private func forget(
+        _ taking: [PlannedRemoval], _ removals: [Result<OwnershipGuard.Removal, SyncError>], keys: [AssetKey],
+        keepDamaged: Bool, into results: inout [Result<Removal, SyncError>]
     ) {
-        for (file, failure) in zip(held, unlinked) {
-            guard let code = failure else { continue }
-            let error = SyncError.system("unlink", path: file.file.path, errno: code, hint: "cannot remove the asset")
-            results[file.position] = .failure(putBack(file.file, after: error))
+        var forgetting: [(file: PlannedRemoval, removal: Removal)] = []
+        for (file, removal) in zip(taking, removals) {
+            switch removal {
+            case .failure(let error):
+                results[file.position] = .failure(error)
+            case .success(.removed):
+                forgetting.append((file, Removal(bytes: file.row.size)))
+            case .success(.absent):
+                forgetting.append((file, Removal()))
+            case .success(.kept(let movedAside)):
+                if let movedAside { log.movedAside(keys[file.position], name: file.row.name, to: movedAside) }
+                if keepDamaged {
+                    results[file.position] = .success(Removal(keptRow: true))
+                } else {
+                    forgetting.append((file, Removal()))
+                }
+            }
         }
+        guard !forgetting.isEmpty else { return }
         do throws(SyncError) {
             try index.transaction { () throws(SyncError) in
-                for (file, failure) in zip(held, unlinked) where failure == nil {
+                for (file, removal) in forgetting {
                     results[file.position] = Result { () throws(SyncError) in
                         if let now = try index.entry(for: keys[file.position]), now.identity == file.row.identity,
                             now.fingerprint == file.row.fingerprint
                         {
                             try index.remove(named: now.name)
                         }
-                        return Removal(bytes: file.row.size)
+                        return removal
                     }
                 }
             }
         } catch {
-            // The files are gone, their rows stay: a missing file, which the next look at it forgets or repairs.
-            for (file, failure) in zip(held, unlinked) where failure == nil { results[file.position] = .failure(error) }
+            // The files are gone or not the agent's, their rows stay: the next look at each forgets or repairs it.
+            for (file, _) in forgetting { results[file.position] = .failure(error) }
         }
     }
 

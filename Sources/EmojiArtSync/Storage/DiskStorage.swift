@@ -7,12 +7,13 @@ import Glibc
 #endif
 
 /// Reads, writes and removes asset files in the sync directory. Owns no memory state of its own besides
-/// the layout; it lives in the `SyncActor` silo so that every change to the directory is ordered with the
-/// index updates that go with it.
+/// the layout and DIR's descriptors; its `syncDirectory` is the silo's, the rest is `nonisolated`.
 ///
-/// The pieces that touch only private files (writing a new temporary file, reading bytes that
-/// are verified afterwards) are `nonisolated static` and run off the actor; installing a file under its final
-/// name and removing one are isolated, because they change what the index describes.
+/// Nothing here blocks the silo: temporary files are written and read on the I/O pool, and a file is put at its
+/// name (`install`, or the `OwnershipGuard` when the path holds the agent's older file) on the I/O pool too, by the
+/// committer, after the silo decided whose the path is. Those calls never replace what they did not decide on
+/// (`linkat` and `RENAME_NOREPLACE` refuse an occupied path; the guard looks at what it took before it unlinks), so
+/// whatever the silo did meanwhile is never undone.
 @SyncActor
 final class DiskStorage {
     /// Files larger than this are not read whole into memory (`readFile`: the legacy manifest, small state files).
@@ -20,11 +21,11 @@ final class DiskStorage {
     /// (`CheckedFile`).
     nonisolated static let maximumFileSize = 64 * 1024 * 1024
 
-    let directory: SyncDirectory
+    nonisolated let directory: SyncDirectory
     /// `lstat` as the agent's decisions see it (an error is an error, never "absent" or "someone else's").
     nonisolated let status: PathStatus
-    /// Replaces and removes files at asset paths, only ever the agent's own.
-    let ownership: OwnershipGuard
+    /// Replaces and removes files at asset paths, only ever the agent's own; from the silo or the I/O pool.
+    nonisolated let ownership: OwnershipGuard
     /// Holds renames into DIR while DIR is being emptied; the watcher feeds it.
     nonisolated let gate: RenameGate
 
@@ -150,8 +151,8 @@ final class DiskStorage {
     /// Puts a staged file at the asset name if nothing is there (`renameat2(RENAME_NOREPLACE)` for a named file,
     /// `linkat` for an unnamed one), so a file that appeared at the path in the meantime (the user's) is never
     /// replaced; a file at the path is replaced only through the `OwnershipGuard`. The staged file is discarded
-    /// whenever it was not installed.
-    func install(_ file: StagedFile, as name: String) throws(SyncError) -> InstallResult {
+    /// whenever it was not installed. Blocking: the committer calls it on the I/O pool.
+    nonisolated func install(_ file: StagedFile, as name: String) throws(SyncError) -> InstallResult {
         let target = directory.path(ofAsset: name)
         gate.expectOwnArrival(of: name)  // its `IN_MOVED_TO` or `IN_CREATE` is the agent's own: the watcher does not check it
         do {
@@ -168,22 +169,28 @@ final class DiskStorage {
     }
 
     /// Flushes the directory entry changes (renames, unlinks) of `DIR` and (unless told not to) of its state
-    /// directory to disk, on the blocking-I/O pool (from the silo and back to it: two switches). Throws when a directory cannot be opened or flushed: then
-    /// nothing may be reported durable.
+    /// directory to disk, on the blocking-I/O pool (from the silo and back to it: two switches). Throws when a
+    /// directory cannot be opened or flushed: then nothing may be reported durable.
     func syncDirectory(includingStateDirectory: Bool = true) async throws(SyncError) {
-        let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
-        let injected = status.hooks?.directoryFlushError
-        let kept = flushDescriptor  // DIR's: `paths` starts with it
-        let failure: SyncError? = await BlockingIO.run {
-            for (position, path) in paths.enumerated() {
-                let fd = position == 0 && kept >= 0 ? kept : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                guard fd >= 0 else { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the directory to disk") }
-                defer { if fd != kept { close(fd) } }
-                if let injected { return SyncError.system("fsync", path: path, errno: injected, hint: "cannot flush the directory to disk") }
-                if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the directory to disk") }
-            }
-            return nil
+        let failure: SyncError? = await BlockingIO.run { [self] in
+            flushDirectory(includingStateDirectory: includingStateDirectory)
         }
         if let failure { throw failure }
+    }
+
+    /// `syncDirectory` where the caller is, for a job already on the I/O pool (the committer's last links of a
+    /// batch): nil, or why a directory could not be opened or flushed.
+    nonisolated func flushDirectory(includingStateDirectory: Bool = true) -> SyncError? {
+        let paths = includingStateDirectory ? [directory.root, directory.stateDirectory] : [directory.root]
+        let injected = status.hooks?.directoryFlushError
+        for (position, path) in paths.enumerated() {
+            // DIR's own descriptor, kept open: `paths` starts with it.
+            let fd = position == 0 && flushDescriptor >= 0 ? flushDescriptor : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard fd >= 0 else { return SyncError.system("open", path: path, errno: errno, hint: "cannot flush the directory to disk") }
+            defer { if fd != flushDescriptor { close(fd) } }
+            if let injected { return SyncError.system("fsync", path: path, errno: injected, hint: "cannot flush the directory to disk") }
+            if fsync(fd) != 0 { return SyncError.system("fsync", path: path, errno: errno, hint: "cannot flush the directory to disk") }
+        }
+        return nil
     }
 }

@@ -19,16 +19,17 @@ protocol IndexRowKnowledge: AnyObject {
 /// file that arrives while the batches before it are being flushed and put in place, then, for the whole batch:
 /// 1. one `syncfs(2)` makes every temporary file's bytes durable (the file system's journal and the disk's cache
 ///    are flushed once, not once per file); a batch of at most `smallBatch` files is flushed file by file instead;
-/// 2. once DIR is not being emptied (`RenameGate`), each file is renamed into place (only where the path is still
-///    the agent's to write: the decision and the rename happen together, with nothing in between) and its index row
-///    written, `renamesPerTurn` files per turn of the silo and per SQLite transaction, so that nothing else waits
-///    for a whole batch's renames;
-/// 3. one `fsync` of DIR makes the renames durable;
+/// 2. once DIR is not being emptied (`RenameGate`), a turn of up to `renamesPerTurn` files at a time: the silo
+///    reads whose each path is (the index's rows), the I/O pool puts each file in place (only where the path is
+///    the agent's to write, or empty: `linkat` and `RENAME_NOREPLACE` refuse whatever appeared there meanwhile, and
+///    the `OwnershipGuard` unlinks only the agent's own older file), and the silo writes the turn's rows in one
+///    SQLite transaction; the silo is free for a repair or a person's request while the files are linked;
+/// 3. one `fsync` of DIR makes the renames durable (in the last turn's job, after its links);
 /// 4. only then is each waiter resumed, and its asset logged and counted.
 ///
 /// A lane's batches go through two stages in the order they were formed: step 1, then steps 2 to 4. The next
-/// batch is formed and flushed while the one before it is renamed and DIR flushed (the disk's wait for one batch
-/// overlaps the silo's renames of the other, which a cold pass otherwise pays one after the other); the batch after
+/// batch is formed and flushed while the one before it is put in place and DIR flushed (the disk's wait for one
+/// batch overlaps the other's links, which a cold pass otherwise pays one after the other); the batch after
 /// it is formed only once it begins its own renames, so at most two batches of a lane are being committed. Batches
 /// adapt by themselves: while one is being committed the next one grows (to hundreds of files during a cold pass),
 /// and a file that arrives when nothing is being committed is committed at once, alone, so a lone repair lands in
@@ -36,9 +37,8 @@ protocol IndexRowKnowledge: AnyObject {
 ///
 /// Two lanes (`Lane`) batch apart: the files of passes, and the repairs a person's change asked for. A repair
 /// during a cold pass would otherwise wait for the batch being committed and then for the next one, thousands of
-/// files with their `syncfs`; in its own lane it is flushed file by file and renamed in a turn of its own, beside
-/// the pass's batch. The two never hold the same key (one load per key is in flight), and each file is still
-/// decided, renamed and recorded in one turn of the silo.
+/// files with their `syncfs`; in its own lane it is flushed file by file and linked in a turn of its own, beside
+/// the pass's batch. The two never hold the same key (one load per key is in flight).
 ///
 /// It is also where a path that turns out to be occupied is settled (`publish`): a regular file the agent did not
 /// write is adopted when it holds exactly the agent's bytes, else the access fails with a conflict and the file
@@ -53,9 +53,9 @@ final class GroupCommitter {
         case afterFlush = "after-flush"
         /// The first file of the batch is renamed into place, the others are not.
         case midRenames = "mid-renames"
-        /// Every file is renamed, no index row is written.
+        /// The first turn's files are put in place (DIR flushed too when it is the last), no index row is written.
         case beforeTransaction = "before-transaction"
-        /// The rows are committed; the directory is not yet flushed, nothing is logged.
+        /// Every row is committed; DIR is flushed when the last turn's job did it, nothing is logged.
         case afterTransaction = "after-transaction"
     }
 
@@ -79,8 +79,9 @@ final class GroupCommitter {
         /// A regular file the agent does not own sits at the path: nothing was changed; the caller decides
         /// whether it is byte-identical to the download (adopted) or someone else's (a conflict).
         case occupiedByForeignFile
-        /// The path holds something the agent may never write (a link, FIFO, directory...): the reason.
-        case refused(String)
+        /// The path holds something the agent may never write (a link, FIFO, directory...): the reason, and what
+        /// was found there.
+        case refused(String, occupant: PathOccupant)
     }
 
     /// Files in the queue that one task waits for (one file, or a group fetch's: `publish(_:lane:)`), with that
@@ -150,8 +151,9 @@ final class GroupCommitter {
     /// and recorded (with `tag`, the feed's tag for it). Throws a `.conflict` error when the path is not the
     /// agent's, leaving whatever is there untouched.
     ///
-    /// Whether the path is the agent's is decided in the batch's turn of the silo, from what is there at the moment
-    /// of the rename, because a purge, a repair or the user may have changed it since the fetch was decided.
+    /// Whether the path is the agent's is decided when the file is put in place, from the index's row read just
+    /// before and from what is at the path at that moment (the kernel refuses an occupied path; the guard looks at
+    /// what it swapped out), because a purge, a repair or the user may have changed it since the fetch was decided.
     func publish(_ staged: StagedAsset, tag: String?, lane: Lane = .pass) async throws {
         let file = try pendingFile(for: staged, tag: tag)
         try await settle(try await commit(file, in: lane), of: staged.asset, entry: file.entry)
@@ -207,28 +209,25 @@ final class GroupCommitter {
             if let movedAside { log.movedAside(asset.key, name: entry.name, to: movedAside) }
         case .occupiedByForeignFile:
             try await adoptOrRefuse(asset, entry: entry, path: path)
-        case .refused(let refusal):
-            throw log.conflict(asset.key, path: path, what: refusal, occupant: try storage.status.occupant(at: path))
+        case .refused(let refusal, let occupant):
+            throw log.conflict(asset.key, path: path, what: refusal, occupant: occupant)
         }
     }
 
     /// A regular file the agent did not write sits at the path: adopted when it holds exactly the bytes the
     /// server sent and did not change while it was read (fingerprint taken before the read, compared after), a
-    /// conflict otherwise. A file swapped in during the read is never recorded as the agent's.
+    /// conflict otherwise. A file swapped in during the read is never recorded as the agent's. The looks and the
+    /// read run in one job on io (`lookForAdoption`); the silo decides from what it found.
     private func adoptOrRefuse(_ asset: Asset, entry: IndexEntry, path: String) async throws {
         let status = storage.status
-        let before = try status.occupant(at: path)
-        if let refusal = before.refusal(owned: false) {
-            throw log.conflict(asset.key, path: path, what: refusal, occupant: before)
+        let look = try await BlockingIO.run { try Self.lookForAdoption(at: path, status: status) }
+        if let refusal = look.before.refusal(owned: false) {
+            throw log.conflict(asset.key, path: path, what: refusal, occupant: look.before)
         }
-        let found = try status.status(of: path)
-        let existing = await Self.digestOfFile(at: path, hooks: status.hooks)
-        // Reentrancy: the file may have been swapped, linked or changed while it was read.
-        let after = try status.occupant(at: path)
-        guard let found, let fingerprint = found.fingerprint, existing == asset.sha256,
-            try status.fingerprint(of: path) == fingerprint, after.refusal(owned: false) == nil
+        guard let found = look.found, let fingerprint = found.fingerprint, look.digest == asset.sha256,
+            look.fingerprintAfter == fingerprint, let after = look.after, after.refusal(owned: false) == nil
         else {
-            throw log.conflict(asset.key, path: path, what: "a file the agent did not write", occupant: after)
+            throw log.conflict(asset.key, path: path, what: "a file the agent did not write", occupant: look.after ?? look.before)
         }
         // Another access may have recorded the path meanwhile: then it is the agent's already.
         if try index.entry(named: entry.name) == nil {
@@ -240,12 +239,27 @@ final class GroupCommitter {
         log.adopted(asset.key)
     }
 
-    private nonisolated static func digestOfFile(at path: String, hooks: AgentTestHooks?) async -> String? {
-        await BlockingIO.run {
-            defer { hooks?.runAfterAdoptionRead(path) }
-            // A file that is no valid PNG cannot hold the bytes of one the agent fetched: no digest, not adopted.
-            return try? CheckedFile.read(at: path).sha256
-        }
+    /// What io found at a path the committer could not put a file on (`adoptOrRefuse`).
+    private struct AdoptionLook: Sendable {
+        /// What sat at the path before the read; when the agent may not write it, nothing else was looked at.
+        let before: PathOccupant
+        /// Its status before the read, the SHA-256 of its bytes (nil: not a valid PNG, so not the bytes of one
+        /// the agent fetched), what sat there after the read and its fingerprint then.
+        var found: FileStatus?
+        var digest: String?
+        var after: PathOccupant?
+        var fingerprintAfter: FileFingerprint?
+    }
+
+    private nonisolated static func lookForAdoption(at path: String, status: PathStatus) throws(SyncError) -> AdoptionLook {
+        var look = AdoptionLook(before: try status.occupant(at: path))
+        guard look.before.refusal(owned: false) == nil else { return look }
+        look.found = try status.status(of: path)
+        look.digest = try? CheckedFile.read(at: path).sha256
+        status.hooks?.runAfterAdoptionRead(path)
+        look.after = try status.occupant(at: path)
+        look.fingerprintAfter = try status.fingerprint(of: path)
+        return look
     }
 
     /// Commits `file` with the batch that is open now, and returns once that batch is durable and recorded.
@@ -359,55 +373,76 @@ final class GroupCommitter {
         return nil
     }
 
-    /// Steps 2 and 3 for a flushed batch (the lane's `number`th): each file decided, renamed and recorded, then DIR
-    /// flushed.
+    /// Steps 2 and 3 for a flushed batch (the lane's `number`th): each file put in place and recorded, a turn of
+    /// files at a time, then DIR flushed.
     private func install(_ files: [PendingFile], of lane: Lane, number: Int) async -> [Result<Outcome, any Error>] {
-        // A file taken back after its link (`installAndRecord`) is put in again as the named file it became.
+        // A file taken back after its link (`placeAndRecord`) is put in again as the named file it became.
         var batch = files
-        // 2. Decide, rename and record, a chunk of the batch per turn of the silo (`renamesPerTurn`): nothing can
-        // change a path between its decision and its rename, and a repair or a person's request waits for one chunk,
-        // not for the thousands of renames of a cold pass's batch. Nothing is renamed into DIR while it is being
-        // emptied, nor ever once it is gone (`RenameGate`): the gate is asked before each chunk.
+        // 2. Decide, link and record, a turn of the batch at a time (`linksPerTurn`): the silo reads whose each
+        // path is, the I/O pool links or swaps the files in (the silo meanwhile free for a repair or a person's
+        // request), and the silo records them. Nothing is renamed into DIR while it is being emptied, nor ever once
+        // it is gone (`RenameGate`): the gate is asked before each turn and each link.
         var outcomes = [Result<Outcome, any Error>?](repeating: nil, count: batch.count)
         var installed: [InstalledFile] = []
         // Positions in the batch still to put in place, in order; `next` is the first of them.
         var waiting = Array(batch.indices)
         var next = 0
+        // DIR flushed by the last turn's job, after its links (nil: not yet).
+        var directoryFlush: SyncError??
         while next < waiting.count {
-            if next > 0 { await Task.yield() }
-            let turn = waiting[next..<min(waiting.count, next + Self.renamesPerTurn)]
-            if let gone = await storage.gate.waitUntilOpen() {
+            let turn = Array(waiting[next..<min(waiting.count, next + linksPerTurn)])
+            // The last turn flushes DIR in the same job as its links, when every file of it was handled.
+            let last = next + turn.count == waiting.count
+            let done = await placeAndRecord(
+                turn, of: &batch, lane: lane, number: number, outcomes: &outcomes,
+                flushingDirectory: last ? .some(!installed.isEmpty) : nil)
+            if case .gone(let gone) = done.gate {
                 let error = SyncError(.system, "\(directory.root) is being removed (\(gone)): nothing is put back into it", path: directory.root)
-                for position in turn {
+                for position in waiting[next...] {
                     batch[position].file.discard()
                     outcomes[position] = .failure(error)
                 }
-                next = turn.endIndex
+                break
+            }
+            if case .shut = done.gate {
+                // Waited for off the silo (its looks are system calls); looked at again by the next turn.
+                _ = await storage.gate.waitUntilOpen(isolation: nil)
                 continue
             }
-            let done = installAndRecord(turn, of: &batch, lane: lane, number: number, outcomes: &outcomes)
             installed.append(contentsOf: done.installed)
             next += done.handled
             waiting.append(contentsOf: done.takenBack)
+            if let flushed = done.directoryFlush { directoryFlush = .some(flushed) }
             storage.status.hooks?.runAfterRenameTurn(lane, batch: number, files: done.handled)
         }
         TestFaultSwitch.killIfAsked(at: .afterTransaction)
         // 3. Durable renames, once for the batch (the temporary directory's entries need no flush: a temporary
-        // file a crash leaves there is removed at the next start). A failed flush fails every file of the batch:
-        // nothing is reported durable that is not (the files stay, recorded; the next look finds them intact).
+        // file a crash leaves there is removed at the next start), by the last turn's job or else here. A failed
+        // flush fails every file of the batch: nothing is reported durable that is not (the files stay, recorded;
+        // the next look finds them intact).
         if !installed.isEmpty {
-            await storage.status.hooks?.runBeforeDirectoryFlush(lane)
-            do {
-                try await storage.syncDirectory(includingStateDirectory: false)
-            } catch {
-                for file in installed { outcomes[file.position] = .failure(error) }
+            let failure: SyncError?
+            if let flushed = directoryFlush {
+                failure = flushed
+            } else {
+                do {
+                    try await storage.syncDirectory(includingStateDirectory: false)
+                    failure = nil
+                } catch {
+                    failure = error
+                }
             }
+            if let failure {
+                for file in installed { outcomes[file.position] = .failure(failure) }
+            }
+            await storage.status.hooks?.runBeforeBatchEnds(lane)
         }
         return outcomes.map { $0 ?? .failure(SyncError(.system, "a file of the batch was never put in place")) }
     }
 
     /// A file of the batch put at its path: its position in the batch, the identity of the file put there, whether
-    /// it replaced one, and its fingerprint there when known without a look (`StagedFile.Placement`).
+    /// it replaced one, and its fingerprint there when known (read from a linked file's descriptor, or after a swap
+    /// on the I/O pool; nil: read at the next look).
     private struct InstalledFile {
         let position: Int
         let identity: FileIdentity
@@ -415,73 +450,96 @@ final class GroupCommitter {
         let fingerprint: FileFingerprint?
     }
 
-    /// Files taken back after their link because another process listed DIR meanwhile (`installAndRecord`), since
+    /// Files taken back after their link because another process listed DIR meanwhile (`placeAndRecord`), since
     /// the committer was made; for tests.
     private(set) var filesTakenBack = 0
     /// New files a turn may link now: `renamesPerTurn`, halved after each turn taken back, doubled after each that
     /// was not.
     private var linksPerTurn = GroupCommitter.renamesPerTurn
 
-    /// Files renamed and recorded in one turn of the silo, at most (`install`): about 3 ms of renames, status
-    /// calls and inserts on a busy machine.
+    /// Files linked and recorded in one turn, at most (`placeAndRecord`): the silo records them in one transaction.
     nonisolated static let renamesPerTurn = 64
 
-    /// Decides, renames and records the files of `batch` at the positions `turn`, with no suspension: sets each
-    /// handled file's outcome in `outcomes` and returns the files installed, how many of `turn` were handled (from
-    /// its start) and the positions taken back. The gate is looked at again (in memory, without its probes) before
-    /// each rename: a deletion the watcher reports meanwhile means `rm -rf DIR` may have begun, and a name renamed in
-    /// after `rm` listed DIR makes it fail with "Directory not empty"; the files not handled wait at the gate in the
-    /// next turn. After the renames, the listings of DIR by other processes are counted again: when one began during
-    /// the turn it may have passed the turn's new files, which are taken back (`takeBack`, their positions returned,
-    /// their files in `batch` replaced by the named files they became) and put in place again once the gate opens.
-    private func installAndRecord(
-        _ turn: ArraySlice<Int>, of batch: inout [PendingFile], lane: Lane, number: Int,
-        outcomes: inout [Result<Outcome, any Error>?]
-    ) -> (installed: [InstalledFile], handled: Int, takenBack: [Int]) {
+    /// What the I/O pool did with a turn's files (`placeTurn`).
+    private struct TurnPlacement: Sendable {
+        /// The gate as the turn found it: nothing was placed unless it was open.
+        var gate: RenameGate.Verdict = .open
+        /// Each handled file's outcome, from the turn's start (the files after them wait for the next turn), and
+        /// whether and how it was put at its path.
+        var outcomes: [Result<Outcome, any Error>] = []
+        var placed: [Placement?] = []
+        /// Files taken back after their link (their offsets in the turn), as the named files they became.
+        var takenBack: [(offset: Int, file: PendingFile)] = []
+        /// DIR's flush after the links, when the turn was the batch's last and handled all its files: nil when not
+        /// done, else nil or the error.
+        var directoryFlush: SyncError??
+    }
+
+    /// How a file was put at its path (`place(_:row:in:)`).
+    private struct Placement: Sendable {
+        /// An older file of the agent's was at the path (swapped out by the `OwnershipGuard`).
+        let replaced: Bool
+        let fingerprint: FileFingerprint?
+    }
+
+    /// Decides, links and records the files of `batch` at the positions `turn`: whose each path is, read in the
+    /// silo from the index (`ownRows`); the links or swaps, with the gate looked at before each, on the I/O pool
+    /// (`placeTurn`); the rows, in the silo again, in one transaction. Sets each handled file's outcome in `outcomes`
+    /// and returns the files installed, how many of `turn` were handled (from its start), the positions taken back
+    /// (their files in `batch` replaced by the named files they became), and the gate as the turn found it.
+    ///
+    /// What the silo did while the files were linked cannot be undone by the links: an absent path is only ever
+    /// filled by `linkat` or `RENAME_NOREPLACE`, which refuse anything that appeared there, and a swap unlinks what
+    /// came out only if it is the file the row read before recorded. After the links, the listings of DIR by other
+    /// processes are counted again: when one began during the turn it may have passed the turn's new files, which
+    /// are taken back (`takeBack`) and put in place again once the gate opens.
+    ///
+    /// `flushingDirectory`: the turn is the batch's last, and (its value) files of earlier turns were put in place:
+    /// then DIR is flushed in the same job, after the links, if the turn handled all its files and any file of the
+    /// batch was put in place (`directoryFlush`, nil when it was not).
+    private func placeAndRecord(
+        _ turn: [Int], of batch: inout [PendingFile], lane: Lane, number: Int,
+        outcomes: inout [Result<Outcome, any Error>?], flushingDirectory: Bool?
+    ) async -> (installed: [InstalledFile], handled: Int, takenBack: [Int], gate: RenameGate.Verdict, directoryFlush: SyncError??) {
+        let files = turn.map { batch[$0] }
         let rows: [IndexEntry?]
         do {
-            rows = try ownRows(turn.map { batch[$0] })
+            rows = try ownRows(files)
         } catch {
             for position in turn {
                 batch[position].file.discard()
                 outcomes[position] = .failure(error)
             }
-            return ([], turn.count, [])
+            return ([], turn.count, [], .open, nil)
         }
-        let gate = storage.gate
-        let listingsBefore = gate.listingCount
+        let batchFiles = batch.count
+        let placement = await BlockingIO.run { [storage] in
+            Self.placeTurn(
+                files, rows: rows, in: storage, lane: lane, number: number, batchFiles: batchFiles,
+                flushingDirectory: flushingDirectory)
+        }
+        if case .open = placement.gate {} else { return ([], 0, [], placement.gate, nil) }
         var installed: [InstalledFile] = []
-        var handled = 0
-        for (position, row) in zip(turn, rows) {
-            if !gate.admitsRenameNow || installed.count == linksPerTurn { break }
-            let file = batch[position]
-            let (outcome, placed) = install(file, row: row)
-            if let placed {
-                installed.append(InstalledFile(
-                    position: position, identity: file.identity, replaced: placed.replaced, fingerprint: placed.fingerprint))
-            }
+        for (offset, outcome) in placement.outcomes.enumerated() {
+            let position = turn[offset]
             outcomes[position] = outcome
-            handled += 1
-            storage.status.hooks?.runAfterRename(lane, batch: number, batchFiles: batch.count)
+            if let placed = placement.placed[offset] {
+                installed.append(InstalledFile(
+                    position: position, identity: files[offset].identity, replaced: placed.replaced, fingerprint: placed.fingerprint))
+            }
         }
         var takenBack: [Int] = []
-        if !installed.isEmpty, gate.listingMayHavePassedFiles(linkedSince: listingsBefore) {
-            installed.removeAll { file in
-                guard !file.replaced, let again = takeBack(batch[file.position]) else { return false }
-                batch[file.position] = again
-                outcomes[file.position] = nil
-                takenBack.append(file.position)
-                return true
-            }
-            filesTakenBack += takenBack.count
+        for (offset, again) in placement.takenBack {
+            let position = turn[offset]
+            batch[position] = again
+            outcomes[position] = nil
+            takenBack.append(position)
         }
+        filesTakenBack += takenBack.count
         // Fewer links a turn while listings keep coming (a program that keeps DIR open and polls its listing):
         // each turn is shorter, so fewer are taken back and the files still get in.
-        if takenBack.isEmpty {
-            linksPerTurn = min(Self.renamesPerTurn, linksPerTurn * 2)
-        } else {
-            linksPerTurn = max(1, linksPerTurn / 2)
-        }
+        linksPerTurn = takenBack.isEmpty ? min(Self.renamesPerTurn, linksPerTurn * 2) : max(1, linksPerTurn / 2)
+        let handled = placement.outcomes.count
         TestFaultSwitch.killIfAsked(at: .beforeTransaction)
         do {
             let new = try record(installed.map { (batch[$0.position].entry, $0) })
@@ -490,34 +548,77 @@ final class GroupCommitter {
                     outcomes[file.position] = .success(.installed(isNew: isNew, movedAside: movedAside))
                 }
             }
-            return (installed, handled, takenBack)
+            return (installed, handled, takenBack, .open, placement.directoryFlush)
         } catch {
-            // No rows (a full disk, say): a new file left in place would look like the user's from now on. It
-            // is taken back (nothing ran in between); a replaced file keeps its old row and is repaired later.
-            for file in installed {
-                let position = file.position
-                if !file.replaced {
-                    do {
-                        _ = try storage.ownership.remove(batch[position].entry.name, own: file.identity, expected: nil)
-                    } catch let removal {
-                        outcomes[position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
-                        continue
+            // No rows (a full disk, say): a new file left in place would look like the user's from now on. It is
+            // taken back, if it is still the file linked (a replaced file keeps its old row and is repaired later).
+            let new = installed.filter { !$0.replaced }
+            let names = new.map { batch[$0.position].entry.name }
+            let removals = await BlockingIO.run { [ownership = storage.ownership] in
+                zip(names, new.map(\.identity)).map { name, identity -> SyncError? in
+                    do throws(SyncError) {
+                        _ = try ownership.remove(name, own: identity, expected: nil)
+                        return nil
+                    } catch {
+                        return error
                     }
                 }
-                outcomes[position] = .failure(error)
             }
-            return ([], handled, takenBack)
+            for file in installed { outcomes[file.position] = .failure(error) }
+            for (file, removal) in zip(new, removals) {
+                if let removal {
+                    outcomes[file.position] = .failure(SyncError(.system, "\(error.message); and the new file could not be taken back: \(removal.message)"))
+                }
+            }
+            return ([], handled, takenBack, .open, placement.directoryFlush)
         }
+    }
+
+    /// The I/O pool's part of a turn: looks at the gate (its state files too), then puts each file at its path while
+    /// the gate admits renames (`place(_:row:in:)`), takes the new files back if a listing of DIR by another
+    /// process may have passed them, and flushes DIR if asked (see `placeAndRecord`).
+    private nonisolated static func placeTurn(
+        _ files: [PendingFile], rows: [IndexEntry?], in storage: DiskStorage, lane: Lane, number: Int, batchFiles: Int,
+        flushingDirectory installedBefore: Bool?
+    ) -> TurnPlacement {
+        let gate = storage.gate
+        let hooks = storage.status.hooks
+        var turn = TurnPlacement()
+        turn.gate = gate.lookOnce()
+        guard case .open = turn.gate else { return turn }
+        let listingsBefore = gate.listingCount
+        for (file, row) in zip(files, rows) {
+            // A deletion the watcher reports meanwhile means `rm -rf DIR` may have begun, and a name put in after
+            // `rm` listed DIR makes it fail with "Directory not empty": the rest wait for the next turn.
+            if !gate.admitsRenameNow { break }
+            let (outcome, placed) = place(file, row: row, in: storage)
+            turn.outcomes.append(outcome)
+            turn.placed.append(placed)
+            hooks?.runAfterRename(lane, batch: number, batchFiles: batchFiles)
+        }
+        if turn.placed.contains(where: { $0 != nil }), gate.listingMayHavePassedFiles(linkedSince: listingsBefore) {
+            for (offset, placed) in turn.placed.enumerated() {
+                guard let placed, !placed.replaced, let again = takeBack(files[offset], from: storage.ownership) else { continue }
+                turn.placed[offset] = nil
+                turn.takenBack.append((offset, again))
+            }
+        }
+        if let installedBefore, turn.outcomes.count == files.count, turn.takenBack.isEmpty,
+            installedBefore || turn.placed.contains(where: { $0 != nil })
+        {
+            turn.directoryFlush = .some(storage.flushDirectory(includingStateDirectory: false))
+        }
+        return turn
     }
 
     /// Takes `file`, just linked or renamed to its path, back out of DIR into the state directory's `taken/`, as the
     /// named staged file it then is (its bytes durable already), to be put in place again. Nil when it stays where it
     /// is: the file at the path is not the one put there (someone else's, put back at once), or it could not be taken
     /// (then at worst a `rm -rf DIR` under way fails, as it would have without the look).
-    private func takeBack(_ file: PendingFile) -> PendingFile? {
+    private nonisolated static func takeBack(_ file: PendingFile, from ownership: OwnershipGuard) -> PendingFile? {
         let held: OwnershipGuard.HeldFile?
         do {
-            held = try storage.ownership.take(file.entry.name)
+            held = try ownership.take(file.entry.name)
         } catch {
             return nil
         }
@@ -525,16 +626,17 @@ final class GroupCommitter {
         guard held.identity == file.identity else {
             // Never another's file: back at its name, or beside it; if even that fails it stays in `taken/`,
             // which is handed back to DIR at the next start.
-            _ = try? storage.ownership.putBack(held)
+            _ = try? ownership.putBack(held)
             return nil
         }
         return PendingFile(key: file.key, file: StagedFile(path: held.path, identity: held.identity), entry: file.entry, flushed: true)
     }
 
     /// The row that records each file's path as the agent's, for that file's key (nil: the path is not the
-    /// agent's), in the same turn of the silo as the renames. A key known to have no row (`knownRows`: every file
+    /// agent's), read in the silo before the turn's links. A key known to have no row (`knownRows`: every file
     /// of a cold pass) is not looked up; the others are read in one transaction (each statement outside one takes
-    /// and drops SQLite's locks).
+    /// and drops SQLite's locks). Only the key's own load (this one) adds its row, and a removal meanwhile only
+    /// makes the swap find nothing or a file it keeps, so the rows hold for the links that follow.
     private func ownRows(_ batch: [PendingFile]) throws(SyncError) -> [IndexEntry?] {
         let unknown = batch.map { knownRows.isStored($0.key) != false }
         guard unknown.contains(true) else { return Array(repeating: nil, count: batch.count) }
@@ -549,43 +651,51 @@ final class GroupCommitter {
         }
     }
 
-    /// Puts one file in place if its path is still the agent's to write (decided now, from what is there).
-    /// `row`: the index's row for the path and this key (nil: the path is not the agent's). Returns the outcome and,
-    /// when the file was installed, whether it replaced a file and its fingerprint when known without a look.
+    /// Puts one file in place if its path is the agent's to write, on the I/O pool. `row`: the index's row for the
+    /// path and this key (nil: the path is not the agent's). Returns the outcome and, when the file was installed,
+    /// how (`Placement`).
     ///
     /// A path that is not the agent's is only ever written by `linkat` or `renameat2(RENAME_NOREPLACE)`, which
     /// refuse anything that exists there, so that is tried first: an absent path (every file of a cold pass) costs
     /// the link or rename alone, and only a refused one looks (`lstat`) at what is in the way, to say what it is. On the
     /// agent's path a regular file is replaced through the `OwnershipGuard`: unlinked only if it is the file the
     /// row records (its identity), moved aside otherwise.
-    private func install(
-        _ file: PendingFile, row: IndexEntry?
-    ) -> (outcome: Result<Outcome, any Error>, placed: (replaced: Bool, fingerprint: FileFingerprint?)?) {
+    private nonisolated static func place(
+        _ file: PendingFile, row: IndexEntry?, in storage: DiskStorage
+    ) -> (outcome: Result<Outcome, any Error>, placed: Placement?) {
         let name = file.entry.name
-        let path = directory.path(ofAsset: name)
+        let path = storage.directory.path(ofAsset: name)
         let status = storage.status
         do {
             // Not the agent's path, or the agent's with nothing there: only ever onto an empty path.
             let occupant = try row.map { _ throws(SyncError) in try status.occupant(at: path) }
-            if let refusal = occupant?.refusal(owned: true) {
+            if let occupant, let refusal = occupant.refusal(owned: true) {
                 file.file.discard()
-                return (.success(.refused(refusal)), nil)
+                return (.success(.refused(refusal, occupant: occupant)), nil)
             }
             guard let row, occupant?.kind == .regular else {
                 switch try storage.install(file.file, as: name) {
                 case .installed(let fingerprint):
                     TestFaultSwitch.killIfAsked(at: .midRenames)
-                    return (.success(.installed(isNew: true)), (false, fingerprint))
+                    return (.success(.installed(isNew: true)), Placement(replaced: false, fingerprint: fingerprint))
                 case .occupied:
                     // Say what is in the way (it appeared since the look, on the agent's path).
-                    let refusal = row == nil ? try status.occupant(at: path).refusal(owned: false) : nil
-                    return (.success(refusal.map(Outcome.refused) ?? .occupiedByForeignFile), nil)
+                    if row == nil {
+                        let occupant = try status.occupant(at: path)
+                        if let refusal = occupant.refusal(owned: false) {
+                            return (.success(.refused(refusal, occupant: occupant)), nil)
+                        }
+                    }
+                    return (.success(.occupiedByForeignFile), nil)
                 }
             }
             switch try storage.ownership.replace(name, with: file.file, own: row.identity) {
             case .installed(let movedAside):
                 TestFaultSwitch.killIfAsked(at: .midRenames)
-                return (.success(.installed(isNew: false, movedAside: movedAside)), (true, nil))
+                // Its fingerprint there, if the path still holds it (unknown otherwise: read at the next look).
+                let now = try? status.fingerprint(of: path)
+                let fingerprint = now?.identity == file.identity ? now : nil
+                return (.success(.installed(isNew: false, movedAside: movedAside)), Placement(replaced: true, fingerprint: fingerprint))
             case .occupied:
                 return (.success(.occupiedByForeignFile), nil)
             }
@@ -596,19 +706,14 @@ final class GroupCommitter {
     }
 
     /// Writes the rows of the installed files, with the identity of the file the agent put there and its
-    /// fingerprint: the one read from a linked file's descriptor after its link, else the one the path has now (none
-    /// if the path holds another file already), in one transaction. Returns, per entry, whether its row is new.
+    /// fingerprint when the I/O pool read it, in one transaction. Returns, per entry, whether its row is new.
     private func record(_ files: [(entry: IndexEntry, installed: InstalledFile)]) throws(SyncError) -> [Bool] {
         guard !files.isEmpty else { return [] }
-        let status = storage.status
         return try index.transaction { () throws(SyncError) in
             var new: [Bool] = []
             for (var entry, installed) in files {
-                let identity = installed.identity
-                entry.identity = identity
-                // Unknown (a failed look): read at the next look.
-                let now = installed.fingerprint ?? (try? status.fingerprint(of: directory.path(ofAsset: entry.name)))
-                entry.fingerprint = now?.identity == identity ? now : nil
+                entry.identity = installed.identity
+                entry.fingerprint = installed.fingerprint?.identity == installed.identity ? installed.fingerprint : nil
                 new.append(try index.put(entry))
             }
             return new

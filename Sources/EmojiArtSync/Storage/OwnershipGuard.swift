@@ -1,5 +1,6 @@
 import CShims
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -20,8 +21,12 @@ import Glibc
 /// A person's file is moved aside to `NAME.conflict-YYYYMMDD-HHMMSS.png` beside it (`-2`, `-3`... if that exists),
 /// always with `RENAME_NOREPLACE`: never over anything. Such a name can never be an asset's (asset names have no
 /// `.` before `.png`). A file left in `taken/` by a crash is handed back to DIR at the next start (`returnHeldFiles`).
-@SyncActor
-final class OwnershipGuard {
+///
+/// It keeps no state the silo owns (only a counter for unique names in `taken/`), so its system calls run where
+/// the caller is: the committer's links and replacements and a removal's takes run on the I/O pool, off the silo.
+/// What makes that safe is the rule above: every decision is made on a file already taken into `taken/`, against
+/// an identity the caller read before, so whatever ran in the silo meanwhile can only make the guard keep a file.
+final class OwnershipGuard: Sendable {
     let directory: SyncDirectory
     /// DIR's descriptor (`DiskStorage.descriptor`): every rename into or out of DIR names its entry relative to it,
     /// so a DIR that was removed or replaced by another folder never receives a file. -1: by path instead.
@@ -30,9 +35,10 @@ final class OwnershipGuard {
     private let hooks: AgentTestHooks?
     /// Told of each name the guard takes out of DIR, so its event is not counted as a person's deletion.
     private let gate: RenameGate?
-    private var taken = 0
+    /// Names given in `taken/` so far, for unique ones.
+    private let taken = Atomic<Int>(0)
 
-    nonisolated init(
+    init(
         directory: SyncDirectory, directoryDescriptor: Int32, status: PathStatus, gate: RenameGate?, hooks: AgentTestHooks?
     ) {
         self.directory = directory
@@ -43,7 +49,7 @@ final class OwnershipGuard {
     }
 
     /// A file taken out of DIR, held in `taken/`, with its status as it was taken.
-    struct HeldFile {
+    struct HeldFile: Sendable {
         let path: String
         /// The asset name it was taken from.
         let name: String
@@ -53,7 +59,7 @@ final class OwnershipGuard {
     }
 
     /// What a replacement came to.
-    enum Replacement: Equatable {
+    enum Replacement: Sendable, Equatable {
         /// The new file is at the path. `movedAside`: the name a file that was not the agent's was moved to.
         case installed(movedAside: String?)
         /// The path was emptied and then taken by someone else meanwhile: the new file was dropped.
@@ -62,7 +68,7 @@ final class OwnershipGuard {
 
     /// Whether the file of identity `found` is the agent's own file the index records as `recorded`: unlinked when
     /// replaced or removed; anything else is moved aside (nil recorded: unknown, so never the agent's).
-    nonisolated static func isOwn(_ found: FileIdentity, recorded: FileIdentity?) -> Bool {
+    static func isOwn(_ found: FileIdentity, recorded: FileIdentity?) -> Bool {
         recorded.map { $0 == found } ?? false
     }
 
@@ -123,7 +129,7 @@ final class OwnershipGuard {
     }
 
     /// What a removal came to.
-    enum Removal: Equatable {
+    enum Removal: Sendable, Equatable {
         /// The agent's file was unlinked.
         case removed
         /// Nothing was at the path.
@@ -135,47 +141,28 @@ final class OwnershipGuard {
 
     /// Removes the file at asset `name` if it is the agent's file `own`, unchanged since `expected` was taken
     /// (same identity, size and modification time: a rename changes only its change time; nil: the agent's file
-    /// whatever its bytes, for a file it renamed into place in this very turn). Anything else is put back.
-    /// Throws when the file could not be taken or looked at (then nothing was unlinked).
+    /// whatever its bytes, for a file it put in place itself a moment ago). Anything else is put back. Throws when
+    /// the file could not be taken, looked at or unlinked (then nothing was unlinked; a file that could not be put
+    /// back either stays in `taken/`, handed back at the next start, and the error says so).
+    ///
+    /// Once taken, the file is in `taken/`, which is the agent's alone: what was looked at there is what is
+    /// unlinked. On a disk mounted with `discard` each unlink waits for the device (about 0.4 ms on the test
+    /// machine), which is why removals run on the I/O pool.
     func remove(_ name: String, own: FileIdentity, expected: FileFingerprint?) throws(SyncError) -> Removal {
-        switch try takeForRemoval(name, own: own, expected: expected) {
-        case .absent: return .absent
-        case .kept(let movedAside): return .kept(movedAside: movedAside)
-        case .held(let held):
-            guard let code = Self.unlinkHeld([held.path])[0] else { return .removed }
-            _ = try? putBack(held)
-            throw SyncError.system("unlink", path: held.path, errno: code, hint: "cannot remove the asset")
-        }
-    }
-
-    /// What taking a file out of DIR for its removal found.
-    enum Taking {
-        /// Nothing was at the path.
-        case absent
-        /// The file was not the agent's as the removal found it: it is back, at its name or beside it.
-        case kept(movedAside: String?)
-        /// The agent's file, held in `taken/` for `unlinkHeld(_:)` (or `putBack`, should that fail).
-        case held(HeldFile)
-    }
-
-    /// The first half of `remove`: takes the file at asset `name` and keeps it held if it is the agent's file `own`
-    /// as `expected` says; anything else is put back. Throws when the file could not be taken or looked at.
-    func takeForRemoval(_ name: String, own: FileIdentity, expected: FileFingerprint?) throws(SyncError) -> Taking {
         hooks?.runBeforeTaking(directory.path(ofAsset: name))
         guard let held = try take(name) else { return .absent }
         let now = held.status.fingerprint
         let unchanged = held.identity == own && now != nil
             && (expected.map { now?.size == $0.size && now?.modifiedNanoseconds == $0.modifiedNanoseconds } ?? true)
-        if unchanged { return .held(held) }
-        return .kept(movedAside: try putBack(held))
-    }
-
-    /// The second half of `remove`: unlinks files `takeForRemoval` held, anywhere, the silo or the I/O pool:
-    /// `taken/` is the agent's alone, so what was looked at there is what is unlinked. On a disk mounted with
-    /// `discard` each unlink waits for the device (about 0.4 ms on the test machine), which the silo need not. Nil for each file
-    /// unlinked, else the `errno`.
-    nonisolated static func unlinkHeld(_ paths: [String]) -> [Int32?] {
-        paths.map { path in unlink(path) == 0 ? nil : errno }
+        guard unchanged else { return .kept(movedAside: try putBack(held)) }
+        if unlink(held.path) == 0 { return .removed }
+        let failure = SyncError.system("unlink", path: held.path, errno: errno, hint: "cannot remove the asset")
+        do {
+            try putBack(held)
+        } catch {
+            throw SyncError(.system, "\(failure.message); and it could not be put back (it is handed back at the next start): \(error.message)")
+        }
+        throw failure
     }
 
     /// Takes the file at asset `name` out of DIR into `taken/` (atomically: whatever is there at that instant),
@@ -250,8 +237,8 @@ final class OwnershipGuard {
 
     /// `taken/NAME~PID-N`: unique, and the asset name is what comes before the last `~` (asset names have none).
     private func nextHeldPath(for name: String) -> String {
-        taken += 1
-        return directory.takenDirectory + "/" + name + "~\(getpid())-\(taken)"
+        let number = taken.wrappingAdd(1, ordering: .relaxed).newValue
+        return directory.takenDirectory + "/" + name + "~\(getpid())-\(number)"
     }
 
     private static func timestamp() -> String {

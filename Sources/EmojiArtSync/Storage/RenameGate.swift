@@ -280,11 +280,18 @@ final class RenameGate: Sendable {
 
     private let stateFileDeleted = Mutex<(@Sendable (String) -> Void)?>(nil)
 
-    private enum Verdict {
+    /// What one look at the gate says.
+    enum Verdict: Sendable {
         case open
+        /// Look again at this instant.
         case shut(until: ContinuousClock.Instant)
+        /// DIR or its state directory is gone: why.
         case gone(String)
     }
+
+    /// One look at the gate (memory and the state files), no waiting: what the committer asks on the I/O pool
+    /// before a turn's links.
+    func lookOnce() -> Verdict { look() }
 
     /// Whether a rename into DIR (or a new file in its state directory) may happen now, without waiting.
     var isOpen: Bool {

@@ -49,7 +49,7 @@ struct BatchCommitTests {
         let committer = agent.core.committer
         let held = Shared(0)
         let flushedAhead = Shared(0)
-        hooks.setBeforeDirectoryFlush { lane in
+        hooks.setBeforeBatchEnds { lane in
             guard lane == .pass, held.increment() == 1 else { return }
             _ = await eventually(timeout: .seconds(30)) {
                 let ahead = await committer.filesFlushedAhead

@@ -84,43 +84,45 @@ struct ColdSyncRepairTests {
         #expect(logLines(dir.path).contains { $0.contains("event=repair") && $0.contains("key=/gallery/image?\(number)") })
     }
 
-    /// A batch larger than `GroupCommitter.renamesPerTurn` is renamed and recorded a chunk per turn of the silo,
-    /// and a job queued on the silo during its first turn runs before its last: a repair (or a person's request)
-    /// waits for one chunk, not for a cold batch's thousands of renames. With the whole batch in one turn, the job
-    /// ran only after it. The large batch is the one after the held one: the transfers of the group whose task was
-    /// held went on meanwhile, and its task commits all that finished at once (`AccessPipeline.fetchGroup`).
-    @Test func aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween() async throws {
+    /// A batch larger than `GroupCommitter.renamesPerTurn` is linked and recorded a turn at a time, and its links
+    /// happen off the silo: a job queued on the silo while a turn's files are being linked runs before that turn's
+    /// links end (the hook holds the linking thread until the job has run, or 20 s). Before, the renames of a turn
+    /// ran inside a turn of the silo, so the job could only run once they were all done and the hook waited in
+    /// vain. The large batch is the one after the held one: the transfers of the group whose task was held went on
+    /// meanwhile, and its task commits all that finished at once (`AccessPipeline.fetchGroup`).
+    @Test func aLargeBatchIsLinkedOffTheSiloATurnAtATime() async throws {
         let (gallery, dir, configuration, held) = try await HeldSecondPassBatch.largeBatch("rename-turns")
-        let (holding, hooks) = (held.holding, held.hooks)
-        /// Per pass batch: the files of each of its turns, and how many of its turns were done when a silo job
-        /// queued during its first turn ran.
+        let hooks = held.hooks
+        /// Per pass batch: the files of each of its turns.
         let turnsByBatch = Shared<[Int: [Int]]>([:])
-        let turnsDoneWhenTheJobRan = Shared<[Int: Int]>([:])
+        /// Whether a silo job queued during the first link of the first batch of more than a turn ran before that link's turn ended.
+        let probed = Shared(false)
+        let ranDuringLinks = Shared(false)
+        hooks.setAfterRename { lane, _, batchFiles in
+            guard lane == .pass, batchFiles > GroupCommitter.renamesPerTurn, !probed.value else { return }
+            probed.set(true)
+            let ran = DispatchSemaphore(value: 0)
+            Task { @SyncActor in ran.signal() }
+            ranDuringLinks.set(ran.wait(timeout: .now() + 20) == .success)
+        }
         hooks.setAfterRenameTurn { lane, batch, files in
             guard lane == .pass else { return }
             var turns = turnsByBatch.value
             turns[batch, default: []].append(files)
             turnsByBatch.set(turns)
-            if turns[batch]?.count == 1 {
-                Task { @SyncActor in
-                    var done = turnsDoneWhenTheJobRan.value
-                    done[batch] = turnsByBatch.value[batch]?.count ?? 0
-                    turnsDoneWhenTheJobRan.set(done)
-                }
-            }
         }
         let agent = try await RunningAgent(configuration)
-        #expect(await eventually { holding.value })
+        #expect(await eventually { held.holding.value })
         #expect(await held.releaseOnceServed())
 
         #expect(await eventually(timeout: .seconds(60)) { logLines(dir.path).contains { $0.contains("event=poll") } })
         #expect(await agent.stop() == .success)
         await gallery.stop()
-        let (largest, turns) = try #require(turnsByBatch.value.max { $0.value.reduce(0, +) < $1.value.reduce(0, +) })
+        let turns = try #require(turnsByBatch.value.values.max { $0.reduce(0, +) < $1.reduce(0, +) })
         #expect(turns.reduce(0, +) > GroupCommitter.renamesPerTurn, "the largest batch had \(turns.reduce(0, +)) files")
         #expect(turns.allSatisfy { $0 <= GroupCommitter.renamesPerTurn }, "turns of \(turns) files")
-        let jobRanAfter = turnsDoneWhenTheJobRan.value[largest] ?? -1
-        #expect(jobRanAfter >= 1 && jobRanAfter < turns.count, "the job ran after \(jobRanAfter) of \(turns.count) turns")
+        #expect(probed.value, "no batch of more than one turn was linked")
+        #expect(ranDuringLinks.value, "a silo job waited for a turn's links to end")
         for number in gallery.validNumbers { #expect(gallery.isMirrored(number, in: dir)) }
     }
 }
@@ -131,7 +133,7 @@ extension ColdSyncRepairTests {
     /// renamed all its 64 files: a user's `rm -rf DIR` during the cold sync failed with "Directory not empty" and
     /// left up to a turn of files behind. The gate is shut by the test after the tenth rename, as a deletion would.
     @Test func aTurnStopsRenamingAtTheFirstDeletionSeen() async throws {
-        // A held batch; a batch after it holds many files (see `aLargeBatchIsRenamedAChunkPerTurnWithOtherSiloJobsBetween`:
+        // A held batch; a batch after it holds many files (see `aLargeBatchIsLinkedOffTheSiloATurnAtATime`:
         // which one depends on when the transfers end), whose first turn is a full one of `renamesPerTurn` unless it
         // is cut. The gate is shut at the tenth rename of the first batch of more than ten files: a batch of exactly
         // ten would end its turn there anyway, and its cut would show nothing.
@@ -184,7 +186,7 @@ extension ColdSyncRepairTests {
         let root = dir.path
         // The pass's first batch (its first file, alone) is renamed and recorded; before DIR is flushed and its
         // load ends, the file is deleted, and the flush waits until the watcher's repair has joined that load.
-        hooks.setBeforeDirectoryFlush { lane in
+        hooks.setBeforeBatchEnds { lane in
             guard lane == .pass, deleted.value == nil,
                 let name = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).first(where: { $0.hasPrefix("gallery_image_") }),
                 let loader = memory.value
