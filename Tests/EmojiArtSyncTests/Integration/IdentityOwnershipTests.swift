@@ -95,6 +95,36 @@ struct IdentityOwnershipTests {
         await gallery.stop()
     }
 
+    /// A removal's takes and unlinks run off the silo: a job queued on the silo while the purge takes a file runs
+    /// before that take ends (the hook holds the taking thread until the job has run, or 20 s). Before, a page's
+    /// files were taken inside a turn of the silo, so the job could only run once the page was taken, and the hook
+    /// waited in vain. The purge still removes every file of the agent's.
+    @Test func aDiskPurgeTakesItsFilesOffTheSilo() async throws {
+        let gallery = try await GalleryFixture(count: 40, imageSize: .small)
+        let dir = TemporaryDirectory("purge-off-silo")
+        var configuration = try gallery.configuration(dir: dir.path)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
+        let agent = try await SyncAgent(configuration: configuration)
+        defer { agent.shutdown() }
+        _ = try await agent.syncOnce()
+        let probed = Shared(false)
+        let ranDuringTake = Shared(false)
+        hooks.setBeforeTaking { _ in
+            guard !probed.value else { return }
+            probed.set(true)
+            let ran = DispatchSemaphore(value: 0)
+            Task { @SyncActor in ran.signal() }
+            ranDuringTake.set(ran.wait(timeout: .now() + 20) == .success)
+        }
+        let removed = try await agent.core.owned.clear()
+        await gallery.stop()
+        #expect(probed.value, "no file was taken")
+        #expect(ranDuringTake.value, "a silo job waited for the purge's take to end")
+        #expect(removed.files == gallery.validNumbers.count)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".png") }.isEmpty)
+    }
+
     /// The file system gives a new file the inode number of one deleted a moment before (ext4 does, at once), so a
     /// person's own file written where the agent's was deleted while no agent ran had the agent's identity by device
     /// and inode, and the next run's repair replaced the person's bytes. The inode's birth time tells the two apart:
