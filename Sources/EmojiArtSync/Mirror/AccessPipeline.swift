@@ -584,9 +584,10 @@ final class AccessPipeline {
 
     /// Fetches `key` from the network even if memory and disk have it, and stores it: a repair.
     ///
-    /// With a `reason` it is a repair: the load logs `event=repair` first, unless it finds the file intact (its
-    /// `lstat` is the fingerprint recorded when the agent last wrote it: another repair of the same damage finished
-    /// after this one was decided), which is a disk hit and fetches nothing. A refetch that joins a load in flight
+    /// With a `reason` it is a repair: the load logs `event=repair` before it stores the new file (before the
+    /// `hit=network` line), unless its off-silo job finds the file intact (its `lstat`, in the same job as the fetch,
+    /// is the fingerprint recorded when the agent last wrote it: another repair of the same damage finished after
+    /// this one was decided), which is a disk hit and fetches nothing. A refetch that joins a load in flight
     /// logs no repair line: that load is the repair. `priority: .urgent` for a repair a person's change asked for:
     /// its transfer starts before those of a pass still waiting for a slot.
     func refetch(
@@ -595,19 +596,11 @@ final class AccessPipeline {
         do {
             let repair: ImageLoader.Load = { [self] in
                 let look = try index.lookUp(key)
-                if let reason {
-                    if let entry = look.entry, await isIntact(entry) {
-                        let intact = Asset(trustedOnDisk: key, size: entry.size)
-                        log.access(key, hit: .disk, size: intact.size)
-                        return (intact, .disk)
-                    }
-                    log.repair(of: key, reason: reason)
-                }
                 if look.entry == nil { try refuseUnusableAnswer(look.unusable, of: key) }
                 return try await countingFailure {
                     try await fetch(
                         key, owned: look.entry != nil, unusableOnRecord: look.unusable != nil, priority: priority,
-                        recordedSize: look.entry?.size)
+                        recordedSize: look.entry?.size, repair: reason, intactIf: reason == nil ? nil : look.entry?.fingerprint)
                 }
             }
             var (asset, hit) = try await memory.reload(key, load: repair)
@@ -692,18 +685,27 @@ final class AccessPipeline {
 
     /// The one job off the silo (the path checked, then fetch, validate, hash, write a temporary file), then the
     /// group commit. `owned`: the index has a row for `key`; `recordedSize`: the size of the file it records.
+    /// `repair`: a repair, logged (`event=repair`) once the job has not found the file intact: with `intactIf`, the
+    /// fingerprint the row records, the job's look at the path finds it back as the agent wrote it when another
+    /// repair of the same damage finished after this one was decided, and that is a disk hit, nothing fetched.
     private func fetch(
         _ key: AssetKey, owned: Bool, unusableOnRecord: Bool, priority: RequestPriority = .normal,
-        recordedSize: Int? = nil
+        recordedSize: Int? = nil, repair: DamageReason? = nil, intactIf recorded: FileFingerprint? = nil
     ) async throws -> (Asset, Hit) {
         let staging: Result<Staging, any Error>
         do {
             staging = .success(try await Self.stage(
                 key, owned: owned, fetcher: fetcher, status: status, directory: directory, folder: temporaryFolder,
-                priority: priority, gate: gate, recordedSize: recordedSize))
+                priority: priority, gate: gate, recordedSize: recordedSize, intactIf: recorded))
         } catch {
             staging = .failure(error)
         }
+        if case .success(.intact) = staging, let recordedSize {
+            let asset = Asset(trustedOnDisk: key, size: recordedSize)
+            log.access(key, hit: .disk, size: asset.size)
+            return (asset, .disk)
+        }
+        if let repair { log.repair(of: key, reason: repair) }
         return try await publish(
             key, staging: staging, unusableOnRecord: unusableOnRecord, lane: priority == .urgent ? .repair : .pass)
     }
@@ -720,6 +722,8 @@ final class AccessPipeline {
             staged = fetched
         case .success(.taken(let path, let refusal, let occupant)):
             throw log.conflict(key, path: path, what: refusal, occupant: occupant)
+        case .success(.intact):
+            throw SyncError(.system, "\(key) was found intact without a recorded size")  // `fetch` answers it first
         case .failure(let error):
             recordIfUnusable(error, of: key)
             throw error
@@ -747,6 +751,8 @@ final class AccessPipeline {
         case staged(StagedAsset)
         /// The path holds something the agent may not write: nothing was fetched.
         case taken(path: String, refusal: String, occupant: PathOccupant)
+        /// The path holds the file the row records, as recorded (`intactIf`): nothing was fetched.
+        case intact
     }
 
     /// Off the silo: `AssetFetcher.fetchAndStage`. The agent's own path (`owned`, a repair) is looked at first
@@ -763,12 +769,14 @@ final class AccessPipeline {
     @concurrent
     private nonisolated static func stage(
         _ key: AssetKey, owned: Bool, fetcher: AssetFetcher, status: PathStatus, directory: SyncDirectory,
-        folder: TemporaryFolder, priority: RequestPriority, gate: RenameGate, recordedSize: Int? = nil, retriesUsed: Int = 0
+        folder: TemporaryFolder, priority: RequestPriority, gate: RenameGate, recordedSize: Int? = nil, retriesUsed: Int = 0,
+        intactIf recorded: FileFingerprint? = nil
     ) async throws -> Staging {
         if owned {
             let path = directory.path(ofAsset: key.fileName)
             let occupant = try status.occupant(at: path)
             if let refusal = occupant.refusal(owned: true) { return .taken(path: path, refusal: refusal, occupant: occupant) }
+            if let recorded, occupant.kind == .regular, try status.fingerprint(of: path) == recorded { return .intact }
         }
         let repair = priority == .urgent
         if repair, (recordedSize ?? .max) > StreamedBodyFile.bufferSize, let gone = await gate.waitUntilOpen() {
