@@ -101,9 +101,7 @@ struct ColdSyncRepairTests {
         hooks.setAfterRename { lane, _, batchFiles in
             guard lane == .pass, batchFiles > GroupCommitter.renamesPerTurn, !probed.value else { return }
             probed.set(true)
-            let ran = DispatchSemaphore(value: 0)
-            Task { @SyncActor in ran.signal() }
-            ranDuringLinks.set(ran.wait(timeout: .now() + 20) == .success)
+            ranDuringLinks.set(siloRunsAJobMeanwhile())
         }
         hooks.setAfterRenameTurn { lane, batch, files in
             guard lane == .pass else { return }

@@ -113,9 +113,7 @@ struct IdentityOwnershipTests {
         hooks.setBeforeTaking { _ in
             guard !probed.value else { return }
             probed.set(true)
-            let ran = DispatchSemaphore(value: 0)
-            Task { @SyncActor in ran.signal() }
-            ranDuringTake.set(ran.wait(timeout: .now() + 20) == .success)
+            ranDuringTake.set(siloRunsAJobMeanwhile())
         }
         let removed = try await agent.core.owned.clear()
         await gallery.stop()
