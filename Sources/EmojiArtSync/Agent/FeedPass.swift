@@ -180,12 +180,11 @@ struct FeedPass {
             let answer = await pipeline.answer(entries[start..<end], of: listings)
             start = end
             for refusal in answer.refused { plan.noteRefused(listings.keys[Int(refusal.position)], refusal.failure) }
-            for miss in answer.loads {
-                misses.append(miss)
-                do {
-                    plan.note(miss.key, try await pipeline.preview(miss))
-                } catch {
-                    plan.noteRefused(miss.key, error)
+            misses.append(contentsOf: answer.loads)
+            for (miss, planned) in zip(answer.loads, await pipeline.preview(answer.loads)) {
+                switch planned {
+                case .success(let access): plan.note(miss.key, access)
+                case .failure(let error): plan.noteRefused(miss.key, error)
                 }
             }
         }

@@ -428,36 +428,55 @@ final class AccessPipeline {
         return ended
     }
 
-    /// What the job of `miss` would do (`--dry-run`), decided by the rules `load` follows, with nothing fetched,
-    /// written or recorded: the path's occupant for a key not stored (what `stage` and the committer's adoption
-    /// would find), the inspector's examination for a stored one (`FileInspector.examine`). Whether a download
-    /// would be a valid PNG, or the same bytes as a file of someone's at the path, is not known without it.
-    /// Throws what the real job would fail with before any request (a file that cannot be looked at).
-    func preview(_ miss: Miss) async throws -> PlannedAccess {
-        switch miss.plan {
-        case .fetch: return try previewFetch(miss.key)
-        case .verify(let entry, _), .looked(_, let entry, _): return try await previewVerify(entry, of: miss.key)
-        case .decide:
-            guard let entry = try index.lookUp(miss.key).entry else { return try previewFetch(miss.key) }
-            return try await previewVerify(entry, of: miss.key)
+    /// What the jobs of `misses` would do (`--dry-run`), decided by the rules `load` follows, with nothing fetched,
+    /// written or recorded: the inspector's examination for a stored key (`FileInspector.examine`, its look off the
+    /// silo), and for a key not stored the occupant of its path (what `stage` and the committer's adoption would
+    /// find), all of those looked at in one job off the silo. Whether a download would be a valid PNG, or the same
+    /// bytes as a file of someone's at the path, is not known without it. A miss whose file cannot be looked at has
+    /// the error its real job would fail with before any request. One answer per miss, in order.
+    func preview(_ misses: [Miss]) async -> [Result<PlannedAccess, SyncError>] {
+        var planned = [Result<PlannedAccess, SyncError>?](repeating: nil, count: misses.count)
+        var unstored: [(at: Int, path: String)] = []
+        for (at, miss) in misses.enumerated() {
+            do {
+                let entry: IndexEntry?
+                switch miss.plan {
+                case .fetch: entry = nil
+                case .verify(let stored, _), .looked(_, let stored, _): entry = stored
+                case .decide: entry = try index.lookUp(miss.key).entry
+                }
+                if let entry, let access = Self.planned(by: try await inspector.examine(entry), of: entry) {
+                    planned[at] = .success(access)
+                } else {
+                    unstored.append((at, directory.path(ofAsset: miss.key.fileName)))
+                }
+            } catch {
+                planned[at] = .failure(error)
+            }
         }
+        let (status, looks) = (status, unstored)
+        let occupants = await BlockingIO.run {
+            looks.map { item -> Result<PathOccupant, SyncError> in
+                do throws(SyncError) { return .success(try status.occupant(at: item.path)) } catch { return .failure(error) }
+            }
+        }
+        for (item, occupant) in zip(unstored, occupants) { planned[item.at] = occupant.map(Self.plannedFetch(into:)) }
+        return planned.map { $0! }  // each position was set above: by the examination, an error, or its path's look
     }
 
-    /// A key not stored: `stage` refuses a path the agent may not write; a regular file there meets the committer's
-    /// adoption after the download (`GroupCommitter.adoptOrRefuse`); an empty path gets the file.
-    private func previewFetch(_ key: AssetKey) throws -> PlannedAccess {
-        let occupant = try status.occupant(at: directory.path(ofAsset: key.fileName))
+    /// A key not stored, whose path holds `occupant`: `stage` refuses a path the agent may not write; a regular file
+    /// there meets the committer's adoption after the download (`GroupCommitter.adoptOrRefuse`); an empty path gets
+    /// the file.
+    private static func plannedFetch(into occupant: PathOccupant) -> PlannedAccess {
         if let refusal = occupant.refusal(owned: false) { return .conflict(refusal, unlessIdentical: false) }
         if occupant.kind == .regular { return .conflict("a file the agent did not write", unlessIdentical: true) }
         return .fetch(nil)
     }
 
-    /// A stored key whose file is not known intact: what `verifyOrRepair` would do after the inspector's look.
-    private func previewVerify(_ entry: IndexEntry, of key: AssetKey) async throws -> PlannedAccess {
-        let path = directory.path(ofAsset: entry.name)
-        let examination = try await inspector.examine(entry)
-        if case .release = examination.change {
-            let occupant = try status.occupant(at: path)
+    /// What `verifyOrRepair` would do with the stored file of `entry` after the inspector's `examination`; nil when
+    /// the row changed meanwhile (the key is then previewed as not stored).
+    private static func planned(by examination: FileInspector.Examination, of entry: IndexEntry) -> PlannedAccess? {
+        if case .release(_, let occupant) = examination.change {
             return .conflict(occupant.refusal(owned: false) ?? "not a regular file", unlessIdentical: false)
         }
         switch examination.verdict {
@@ -467,10 +486,9 @@ final class AccessPipeline {
             return .intact
         case .damaged(.missing): return .fetch(.missing)
         case .damaged(let reason):
-            let found = try status.status(of: path)?.identity
-            let keepsCopy = found.map { !OwnershipGuard.isOwn($0, recorded: entry.identity) } ?? false
+            let keepsCopy = examination.found.map { !OwnershipGuard.isOwn($0, recorded: entry.identity) } ?? false
             return .replace(reason, keepingConflictCopy: keepsCopy)
-        case .changedMeanwhile: return try previewFetch(key)
+        case .changedMeanwhile: return nil
         }
     }
 

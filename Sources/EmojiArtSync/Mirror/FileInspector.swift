@@ -130,6 +130,9 @@ final class FileInspector {
     struct Examination {
         let verdict: FileVerdict
         let change: IndexChange?
+        /// The identity of the regular file the look found at the path (nil: none, or not looked that far), so a
+        /// dry run can say whether a repair would move it aside without looking again.
+        var found: FileIdentity? = nil
     }
 
     /// What a look records in the index.
@@ -141,8 +144,9 @@ final class FileInspector {
         case adoption(FileFingerprint, identity: FileIdentity, of: IndexEntry)
         /// Damaged: its fingerprint forgotten, so every later look reads it.
         case forgetFingerprint(of: IndexEntry)
-        /// A link, FIFO, socket or directory took the path: the row is forgotten, the conflict reported.
-        case release(name: String)
+        /// A link, FIFO, socket or directory took the path: the row is forgotten, the conflict reported (with the
+        /// occupant the look found, so recording it looks at nothing).
+        case release(name: String, occupant: PathOccupant)
     }
 
     /// Decides what `check` finds, writing nothing (see `check`): the look off the actor, the decision in it.
@@ -161,18 +165,19 @@ final class FileInspector {
     private enum Look: Sendable {
         case missing
         /// A link, FIFO, socket or directory is at the path.
-        case notRegular
+        case notRegular(PathOccupant)
         case trusted
-        case wrongSize
-        /// Read; `after`: the file's status once read (nil: gone meanwhile).
-        case read(FileFingerprint, ReadVerdict, after: FileStatus?)
+        case wrongSize(found: FileIdentity)
+        /// Read; `found`: the identity of the file the first `lstat` saw; `after`: the file's status once read
+        /// (nil: gone meanwhile).
+        case read(FileFingerprint, ReadVerdict, found: FileIdentity, after: FileStatus?)
         /// The `lstat` failed (`EACCES`, `EIO`).
         case unreadable(SyncError)
 
         /// Why the file could not be looked at, if it could not: nothing is decided from such a look.
         var failure: SyncError? {
             switch self {
-            case .unreadable(let error), .read(_, .unreadable(let error), _): error
+            case .unreadable(let error), .read(_, .unreadable(let error), _, _): error
             default: nil
             }
         }
@@ -182,12 +187,12 @@ final class FileInspector {
     private nonisolated static func look(at path: String, entry: IndexEntry, key: AssetKey, status: PathStatus) -> Look {
         do {
             guard let info = try status.status(of: path) else { return .missing }
-            guard let fingerprint = info.fingerprint else { return .notRegular }
+            guard let fingerprint = info.fingerprint else { return .notRegular(info.occupant) }
             if fingerprint == entry.fingerprint { return .trusted }
-            if Int(fingerprint.size) != entry.size { return .wrongSize }
+            if Int(fingerprint.size) != entry.size { return .wrongSize(found: info.identity) }
             let verdict = verifyFileNow(at: path, key: key, expectedDigest: entry.sha256)
-            guard case .good = verdict else { return .read(fingerprint, verdict, after: nil) }
-            return .read(fingerprint, verdict, after: try status.status(of: path))
+            guard case .good = verdict else { return .read(fingerprint, verdict, found: info.identity, after: nil) }
+            return .read(fingerprint, verdict, found: info.identity, after: try status.status(of: path))
         } catch {
             return .unreadable(error)
         }
@@ -202,26 +207,26 @@ final class FileInspector {
             return Examination(verdict: .changedMeanwhile, change: nil)
         }
         switch look {
-        case .unreadable(let error), .read(_, .unreadable(let error), _):
+        case .unreadable(let error), .read(_, .unreadable(let error), _, _):
             throw error  // `look.failure`, thrown above already
         case .missing:
             return Examination(verdict: .damaged(.missing), change: nil)
-        case .notRegular:
+        case .notRegular(let occupant):
             // Someone put a link, FIFO, socket or directory there: it is theirs now, never opened or replaced.
-            return Examination(verdict: .changedMeanwhile, change: .release(name: entry.name))
+            return Examination(verdict: .changedMeanwhile, change: .release(name: entry.name, occupant: occupant))
         case .trusted:
             return Examination(verdict: .trusted, change: nil)
-        case .wrongSize:
-            return Examination(verdict: .damaged(.corrupt), change: nil)
-        case .read(_, .damaged(let reason), _):
-            return Examination(verdict: .damaged(reason), change: now.fingerprint != nil ? .forgetFingerprint(of: now) : nil)
-        case .read(let fingerprint, .good(let asset), let after):
-            // The identity of the status after the read knows the inode's birth time; the fingerprint's does not.
-            let ours = (after?.identity ?? fingerprint.identity) == now.identity
+        case .wrongSize(let found):
+            return Examination(verdict: .damaged(.corrupt), change: nil, found: found)
+        case .read(_, .damaged(let reason), let found, _):
+            return Examination(
+                verdict: .damaged(reason), change: now.fingerprint != nil ? .forgetFingerprint(of: now) : nil, found: found)
+        case .read(let fingerprint, .good(let asset), let found, let after):
+            let ours = (after?.identity ?? found) == now.identity
             // Only a file that did not change while it was read earns the fingerprint; another file with the
             // agent's bytes is adopted only if it has no other name (a hard link to someone's file is theirs).
             guard let after, after.fingerprint == fingerprint, ours || after.links <= 1 else {
-                return Examination(verdict: ours ? .verified(asset) : .damaged(.corrupt), change: nil)
+                return Examination(verdict: ours ? .verified(asset) : .damaged(.corrupt), change: nil, found: found)
             }
             return Examination(
                 verdict: .verified(asset),
@@ -235,7 +240,7 @@ final class FileInspector {
         case .fingerprint(let fingerprint, let entry): try index.setFingerprint(fingerprint, of: entry)
         case .adoption(let fingerprint, let identity, let entry): try index.adopt(fingerprint, identity: identity, of: entry)
         case .forgetFingerprint(let entry): try index.setFingerprint(nil, of: entry)
-        case .release(let name): try releaseTakenPath(name)
+        case .release(let name, let occupant): try releaseTakenPath(name, occupant: occupant)
         }
     }
 
@@ -263,16 +268,15 @@ final class FileInspector {
         return .good(Asset(streamed: key, size: file.size, sha256: file.sha256, width: file.info.width, height: file.info.height))
     }
 
-    /// The agent's file at `name` was replaced by something it must never open or write (a FIFO, directory,
-    /// socket, device or symbolic link): the file is gone and the path is not the agent's any more. Forgets
-    /// the record and reports the conflict (once per occupant); later accesses fetch nothing for it.
-    private func releaseTakenPath(_ name: String) throws(SyncError) {
+    /// The agent's file at `name` was replaced by `occupant`, something it must never open or write (a FIFO,
+    /// directory, socket, device or symbolic link): the file is gone and the path is not the agent's any more.
+    /// Forgets the record and reports the conflict (once per occupant); later accesses fetch nothing for it.
+    private func releaseTakenPath(_ name: String, occupant: PathOccupant) throws(SyncError) {
         guard let entry = try index.entry(named: name) else { return }
         try index.remove(named: name)
         guard let key = try? AssetKey(indexedURL: entry.key, fileName: entry.name) else { return }
         // Reported now (once, through the ledger): the path is someone else's until they free it.
         let path = directory.path(ofAsset: name)
-        let occupant = try status.occupant(at: path)
         _ = log.conflict(key, path: path, what: occupant.refusal(owned: false) ?? "not a regular file", occupant: occupant)
     }
 }

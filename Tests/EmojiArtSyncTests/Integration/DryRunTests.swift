@@ -175,6 +175,37 @@ struct DryRunTests {
         #expect(logLines(dir.path).contains { $0.contains("event=conflict") && $0.contains("gallery_image_2.png") })
         #expect(FileManager.default.contents(atPath: dir.file("gallery_image_2.png")) == mine)
     }
+
+    /// The agent's file replaced by something it must never open (here a symbolic link to a person's file): the dry
+    /// run reports the conflict the real run then reports, from the inspector's own look at the path, and neither
+    /// run follows the link or touches what it points to.
+    @Test func aLinkOnAStoredAssetsPathIsReportedAsTheConflictTheRealRunFinds() async throws {
+        let out = TemporaryDirectory("dry-out")
+        let gallery = try await GalleryFixture(count: 2)
+        defer { Task { await gallery.stop() } }
+        let dir = TemporaryDirectory("dry-link")
+        try await syncAsAUserWould(dir, from: gallery, output: out)
+        let elsewhere = TemporaryDirectory("dry-link-target")
+        let mine = Data("my own notes".utf8)
+        try mine.write(to: URL(fileURLWithPath: elsewhere.file("notes.txt")))
+        unlink(dir.file("gallery_image_1.png"))
+        #expect(symlink(elsewhere.file("notes.txt"), dir.file("gallery_image_1.png")) == 0)
+        let before = try DirectorySnapshot(dir.path)
+
+        let run = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "--dry-run"], outputDirectory: out.path)
+        #expect(try DirectorySnapshot(dir.path) == before)
+        #expect(run.stdout.contains(
+            "would-conflict gallery_image_1.png key=/gallery/image?1 reason=\"a symbolic link\""), "\(run.stdout)")
+
+        let real = try await AgentProcess.run(
+            ["--dir", dir.path, "--server", gallery.baseURL, "--once", "-q"], outputDirectory: out.path)
+        #expect(real.status == run.status, "\(real.stderr)")
+        #expect(logLines(dir.path).contains { $0.contains("event=conflict") && $0.contains("gallery_image_1.png") })
+        var link = stat()
+        #expect(lstat(dir.file("gallery_image_1.png"), &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK)
+        #expect(FileManager.default.contents(atPath: elsewhere.file("notes.txt")) == mine)
+    }
 }
 
 /// What a person sees of a directory tree: every entry's relative name, inode, size and modification time.
