@@ -15,8 +15,9 @@ int emojiart_listing_monitor_open(const char *directory) {
     int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_FID, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     // An inode mark without FAN_EVENT_ON_CHILD: events on DIR itself, never on the files in it. FAN_ONDIR: DIR is a
-    // directory (without it, events on directories are not reported).
-    uint64_t mask = FAN_OPEN | FAN_ACCESS | FAN_CLOSE_NOWRITE | FAN_ONDIR;
+    // directory (without it, events on directories are not reported). FAN_DELETE: an entry of DIR was deleted (a
+    // directory-entry event, reported on DIR's mark with FAN_REPORT_FID), in the same queue as the listings.
+    uint64_t mask = FAN_OPEN | FAN_ACCESS | FAN_CLOSE_NOWRITE | FAN_DELETE | FAN_ONDIR;
     if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_ONLYDIR | FAN_MARK_DONT_FOLLOW, mask, AT_FDCWD, directory) != 0) {
         int code = errno;
         close(fd);
@@ -51,6 +52,7 @@ int emojiart_listing_monitor_read(int fd, int32_t own_pid, struct emojiart_listi
                     if (event->mask & FAN_OPEN) what |= EMOJIART_LISTING_OPEN;
                     if (event->mask & FAN_ACCESS) what |= EMOJIART_LISTING_READ;
                     if (event->mask & FAN_CLOSE_NOWRITE) what |= EMOJIART_LISTING_CLOSE;
+                    if (event->mask & FAN_DELETE) what |= EMOJIART_LISTING_DELETE;
                 }
                 if (what != 0 && count < capacity) events[count++] = (struct emojiart_listing_event){ .what = what };
             }

@@ -65,6 +65,8 @@ enum {
     EMOJIART_LISTING_CLOSE = 4,
     /// The kernel's queue overflowed: events were lost.
     EMOJIART_LISTING_OVERFLOW = 8,
+    /// An entry of DIR was deleted (`rm -rf DIR` deletes right after its listing).
+    EMOJIART_LISTING_DELETE = 16,
 };
 
 /// One record: what another process did (the bits above). Which process is not kept: fanotify reports 0 for
@@ -74,7 +76,7 @@ struct emojiart_listing_event {
 };
 
 /// fanotify(7) with an inode mark on the directory at `directory` (a symbolic link is not followed): opens, reads (listings) and closes of that
-/// directory itself, never of the files in it. Needs no privilege from Linux 5.13 (FAN_REPORT_FID, inode marks).
+/// directory itself, and deletions of its entries, never events of the files in it. Needs no privilege from Linux 5.13 (FAN_REPORT_FID, inode marks).
 /// Returns a non-blocking descriptor, or -1 with errno set (EPERM on an older kernel without CAP_SYS_ADMIN, ENOSYS,
 /// EXDEV or EOPNOTSUPP on a file system without file handles). Test-only fault switch: EMOJIART_SYNC_TEST_FAULT
 /// containing `fanotify-eperm` (read once per process) makes it fail with EPERM.

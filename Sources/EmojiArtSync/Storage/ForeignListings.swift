@@ -13,7 +13,23 @@
 ///   enough for `rm`'s next reads (or its deletions) to be seen; but a run of such records longer than `pollerRun`
 ///   (a program that polls DIR's listing, or `watch ls`) stops counting until they pause for `pollerPause`: a
 ///   program that lists DIR all the time must not keep the agent from writing a file.
+/// A record that also holds a deletion of DIR's entries is a process that lists DIR and deletes from it, as `rm -rf`,
+/// never a poller: it holds DIR, or, when the record closed DIR too, may still hold it.
+///
+/// Whether a turn's links were passed by a listing is decided apart from the gate (`mayHavePassedFiles`): any open of
+/// DIR by another process during the turn, a poller's too (an open and a close merged in one record do not say the
+/// close came last: `rm` closes DIR after its first look and opens it again), and any deletion of DIR's entries by
+/// another process during the turn (`rm` deletes right after its listing, which a drain just before the turn may
+/// have read as a poller's). Taking a turn back costs its links again; leaving one in DIR fails `rm -rf`.
 struct ForeignListings {
+    /// What the records said so far, to compare with later (`mayHavePassedFiles`).
+    struct Mark: Equatable, Sendable {
+        /// Opens of DIR by other processes (and lost events): each may begin a listing.
+        var opens = 0
+        /// Records with deletions of DIR's entries by other processes (and lost events).
+        var deletions = 0
+    }
+
     /// The monitor the records come from (nil: none, and nothing here ever shuts the gate).
     var monitor: DirectoryListingMonitor?
     /// Since when a process holds DIR open, as the records say; nil when none does.
@@ -25,8 +41,8 @@ struct ForeignListings {
     /// When the current run of open-and-close records began, and when its last one came.
     private var runStart: ContinuousClock.Instant?
     private var runLast: ContinuousClock.Instant?
-    /// Opens of DIR by other processes (and lost events) seen so far: each may begin a listing.
-    private(set) var opens = 0
+    /// Opens and deletions seen so far.
+    private(set) var mark = Mark()
 
     /// How long open-and-close records may keep coming before they stop shutting the gate.
     static let pollerRun = Duration.milliseconds(500)
@@ -43,12 +59,27 @@ struct ForeignListings {
     mutating func take(_ record: DirectoryListingMonitor.Record, now: ContinuousClock.Instant) {
         if record.contains(.overflowed) {
             // Unknown: who holds DIR now, and whether a listing began; as uncertain as an open and a close.
-            opens += 1
+            mark.opens += 1
+            mark.deletions += 1
             heldSince = nil
             uncertainUntil = now.advanced(by: RenameGate.burstQuiet)
             return
         }
-        if record.contains(.opened) { opens += 1 }
+        if record.contains(.opened) { mark.opens += 1 }
+        if record.contains(.deleted) {
+            mark.deletions += 1
+            // Listed and deleted: `rm -rf` at work, never a poller. It holds DIR still unless the record closed it
+            // too, when that close may have been its last: uncertain then, as a listing that may be `rm`'s.
+            if !record.isDisjoint(with: [.opened, .read]) {
+                lastActivity = now
+                if record.contains(.closed) {
+                    uncertainUntil = now.advanced(by: RenameGate.burstQuiet)
+                } else {
+                    heldSince = heldSince ?? now
+                }
+                return
+            }
+        }
         if !record.isDisjoint(with: [.opened, .read]) { lastActivity = now }
         switch (record.contains(.opened), record.contains(.closed)) {
         case (true, true):
@@ -78,9 +109,16 @@ struct ForeignListings {
         return nil
     }
 
-    /// Whether a listing may have passed files linked since `opens` was `count`: another process opened DIR since,
-    /// and one holds it open still, or its listing may be `rm`'s.
-    func mayHavePassedFiles(linkedSince count: Int, now: ContinuousClock.Instant) -> Bool {
-        opens != count && (heldSince != nil || (uncertainUntil.map { $0 > now } ?? false))
+    /// Whether open-and-close records come as a poller's now (past `pollerRun`: they no longer shut the gate); for
+    /// tests.
+    func seesAPoller(now: ContinuousClock.Instant) -> Bool {
+        guard let runStart, let runLast else { return false }
+        return now - runStart >= Self.pollerRun && now - runLast <= Self.pollerPause
+    }
+
+    /// Whether a listing may have passed files linked since the records said `mark`: another process opened DIR or
+    /// deleted from it since (see the type).
+    func mayHavePassedFiles(linkedSince mark: Mark) -> Bool {
+        self.mark != mark
     }
 }

@@ -586,7 +586,7 @@ final class GroupCommitter {
         var turn = TurnPlacement()
         turn.gate = gate.lookOnce()
         guard case .open = turn.gate else { return turn }
-        let listingsBefore = gate.listingCount
+        let listingsBefore = gate.listingMark
         for (file, row) in zip(files, rows) {
             // A deletion the watcher reports meanwhile means `rm -rf DIR` may have begun, and a name put in after
             // `rm` listed DIR makes it fail with "Directory not empty": the rest wait for the next turn.

@@ -38,10 +38,11 @@ import Glibc
 /// (2 s; 30 s at most from its open, `listingHoldCap`), or briefly while a listing may be `rm`'s; a program polling
 /// DIR's listing every few milliseconds must not starve the agent (`ForeignListings` says how the kernel's records
 /// are read). A listing that begins while the committer links a turn's files may have passed some of them: the committer reads
-/// `listingCount` (opens of DIR) before the turn and asks ``listingMayHavePassedFiles(linkedSince:)`` after it, and
-/// takes that turn's new files back to link them again once the gate opens (`GroupCommitter`): a listing begins with
-/// an open, whose event is queued before `open` returns, so one that began after that count sees every file linked
-/// before.
+/// `listingMark` (opens of DIR and deletions from it by other processes) before the turn and asks
+/// ``listingMayHavePassedFiles(linkedSince:)`` after it, and takes that turn's new files back to link them again once
+/// the gate opens (`GroupCommitter`): a listing begins with an open, whose event is queued before `open` returns, so
+/// one that began after that mark sees every file linked before; and `rm` deletes right after its listing, so a
+/// listing read just before the turn (as a poller's, which no longer shuts the gate) is caught by its deletions.
 final class RenameGate: Sendable {
     /// The quiet after a deletion that came alone: the time for the next deletion of a burst to be seen.
     static let loneQuiet = Duration.milliseconds(5)
@@ -197,20 +198,29 @@ final class RenameGate: Sendable {
         return true
     }
 
-    /// Opens of DIR by other processes seen so far, without looking for new ones: what the committer reads before a
-    /// turn's links (``listingMayHavePassedFiles(linkedSince:)`` after them).
-    var listingCount: Int { state.withLock { $0.listings.opens } }
+    /// Opens of DIR and deletions from it by other processes seen so far, without looking for new ones: what the
+    /// committer reads before a turn's links (``listingMayHavePassedFiles(linkedSince:)`` after them).
+    var listingMark: ForeignListings.Mark { state.withLock { $0.listings.mark } }
 
-    /// Whether a listing that may have passed files linked since ``listingCount`` said `count` is still under way,
-    /// after taking in what is queued now (one read of the monitor): another process opened DIR since then and some
-    /// process still holds DIR open. When no process opened DIR since, any listing still to come sees those files;
-    /// when the openers have closed DIR again, their listings are over and acted on nothing (`ls`, a program polling
-    /// DIR's listing), or, when one was `rm -rf`, it has failed already.
-    func listingMayHavePassedFiles(linkedSince count: Int) -> Bool {
+    /// Whether a listing of DIR by another process may have passed files linked since ``listingMark`` said `mark`,
+    /// after taking in what is queued now (one read of the monitor): another process opened DIR, or deleted from
+    /// it, since. When none did, any listing still to come sees those files. An open and a close read together
+    /// do not say the listing is over (`rm -rf` closes DIR after a first look and opens it again, and the kernel
+    /// merges the two), and a deletion right after a listing read at the turn's start says it was `rm`'s.
+    func listingMayHavePassedFiles(linkedSince mark: ForeignListings.Mark) -> Bool {
+        state.withLock { state in
+            state.listings.drain(now: .now)
+            return state.listings.mayHavePassedFiles(linkedSince: mark)
+        }
+    }
+
+    /// Whether another program's listings of DIR come as a poller's now, which no longer shut the gate, after taking
+    /// in what is queued; for tests.
+    var seesAListingPoller: Bool {
         let now = ContinuousClock.now
         return state.withLock { state in
             state.listings.drain(now: now)
-            return state.listings.mayHavePassedFiles(linkedSince: count, now: now)
+            return state.listings.seesAPoller(now: now)
         }
     }
 

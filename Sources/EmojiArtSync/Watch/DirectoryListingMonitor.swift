@@ -4,7 +4,8 @@ import CShims
 import Glibc
 #endif
 
-/// Tells when another process opens, lists or closes DIR itself: what `rm -rf DIR` does before it deletes anything.
+/// Tells when another process opens, lists or closes DIR itself, what `rm -rf DIR` does before it deletes anything,
+/// and when it deletes an entry of DIR.
 ///
 /// inotify cannot say it: a watch on DIR reports every read of every file in DIR too, and no process. fanotify can,
 /// with a mark on DIR's inode alone (no events of the files in it), which needs no privilege from Linux 5.13; the
@@ -28,6 +29,9 @@ final class DirectoryListingMonitor: Sendable {
         static let closed = Record(rawValue: Int32(EMOJIART_LISTING_CLOSE))
         /// Events were lost (the kernel's queue was full): what happened is unknown.
         static let overflowed = Record(rawValue: Int32(EMOJIART_LISTING_OVERFLOW))
+        /// An entry of DIR was deleted: `rm -rf DIR` deletes what it listed right after its listing, so this is
+        /// read at the gate's own looks, with no thread between (inotify's deletions reach it through the watcher).
+        static let deleted = Record(rawValue: Int32(EMOJIART_LISTING_DELETE))
     }
 
     private let descriptor: Int32

@@ -36,6 +36,20 @@ struct ListingDuringColdSyncTests {
         return script
     }
 
+    /// Waits up to 20 s for `agent` to stop by itself (DIR gone) and returns its exit status; nil when it did not
+    /// (it is stopped then).
+    static func ownExitStatus(of agent: RunningAgent) async -> EmojiArtSync.ExitStatus? {
+        let ended = Mutex<EmojiArtSync.ExitStatus?>(nil)
+        let watcher = Task {
+            let status = await agent.task.value
+            ended.withLock { $0 = status }
+        }
+        let stopped = await eventually(timeout: .seconds(20)) { ended.withLock { $0 } != nil }
+        if !stopped { _ = await agent.stop() }
+        _ = await watcher.result
+        return stopped ? ended.withLock { $0 } : nil
+    }
+
     /// Makes the file `start` and waits until the script has made `listed`, blocking: it runs in a hook, in the silo,
     /// so that the listing is made before the agent's next step.
     static func startListing(start: String, andWaitFor listed: String) {
@@ -79,11 +93,6 @@ struct ListingDuringColdSyncTests {
             Self.startListing(start: start, andWaitFor: listed)
         }
         let agent = try await RunningAgent(configuration)
-        let ended = Mutex<EmojiArtSync.ExitStatus?>(nil)
-        let watcher = Task {
-            let status = await agent.task.value
-            ended.withLock { $0 = status }
-        }
         #expect(await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: listed) })
         let listing = try String(contentsOfFile: scripts.file("listing"), encoding: .utf8)
         let listedFiles = listing.split(separator: "\n").filter { $0.hasPrefix("gallery_image_") }.count
@@ -98,10 +107,87 @@ struct ListingDuringColdSyncTests {
         let left = ((try? FileManager.default.contentsOfDirectory(atPath: dirPath)) ?? []).count
         #expect(status == 0, "rm left \(left) names in DIR")
         #expect(!FileManager.default.fileExists(atPath: dirPath), "DIR is still there")
-        let stopped = await eventually(timeout: .seconds(20)) { ended.withLock { $0 } != nil }
-        if !stopped { _ = await agent.stop() }
-        _ = await watcher.result
-        #expect(ended.withLock { $0 } == .fatal, "exit status 1")
+        #expect(await Self.ownExitStatus(of: agent) == .fatal, "exit status 1")
+        await gallery.stop()
+    }
+
+    /// `rm -rf DIR` while a program polls DIR's listing (`watch ls`, a script counting the files). The poller's
+    /// listings, an open and a close each, stop shutting the gate after `ForeignListings.pollerRun`; `rm`'s first look
+    /// and its real listing come merged by the kernel into one such record, and were read as the poller's: the
+    /// turn's links made after that listing stayed in DIR and `rm` failed with "Directory not empty" (by hand, a
+    /// script counting DIR's files every 20 ms: 1 run in 8). Now any open of DIR by another process during a turn
+    /// takes the turn's new files back. The remover here is one process, as `rm` is, and deletes once told to.
+    @Test(.enabled(if: Fanotify.works && RepositoryFiles.tool("python3") != nil, "needs fanotify and python3"))
+    func rmOfDIRWhileAProgramPollsItsListingRemovesItWhole() async throws {
+        let gallery = try await GalleryFixture(count: 300, imageSize: .small)
+        let parent = TemporaryDirectory("listed-polled")
+        let scripts = TemporaryDirectory("listed-polled-script")
+        let dirPath = parent.file("emoji")
+        #expect(mkdir(dirPath, 0o755) == 0)
+        try """
+        while [ ! -e "$2/stop" ]; do ls -f "$1" > /dev/null 2>&1; sleep 0.01; done
+        """.write(toFile: scripts.file("poll.sh"), atomically: false, encoding: .utf8)
+        let poller = try ChildProcess(executable: "/bin/sh", [scripts.file("poll.sh"), dirPath, scripts.path])
+        try """
+        import os, shutil, sys, time
+        folder, scripts = sys.argv[1], sys.argv[2]
+        def wait_for(name):
+            while not os.path.exists(os.path.join(scripts, name)): time.sleep(0.005)
+        wait_for("start")
+        os.listdir(folder)                  # rm's first look: open, read, close
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        names = os.listdir(fd)              # its real listing, DIR held open until the end
+        open(os.path.join(scripts, "listed"), "w").close()
+        wait_for("go")
+        for name in names:              # as rm -rf: a name gone meanwhile is no error
+            path = os.path.join(folder, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path): shutil.rmtree(path)
+                else: os.unlink(name, dir_fd=fd)
+            except FileNotFoundError:
+                pass
+        os.close(fd)
+        try:
+            os.rmdir(folder)
+            result = "removed"
+        except OSError as error:
+            result = "%s: %d names left" % (error.strerror, len(os.listdir(folder)))
+        with open(os.path.join(scripts, "result.tmp"), "w") as out: out.write(result)
+        os.rename(os.path.join(scripts, "result.tmp"), os.path.join(scripts, "result"))
+        """.write(toFile: scripts.file("remove.py"), atomically: false, encoding: .utf8)
+        let python3 = try #require(RepositoryFiles.tool("python3"))
+        let remover = try ChildProcess(executable: python3, [scripts.file("remove.py"), dirPath, scripts.path])
+        var configuration = try gallery.configuration(dir: dirPath)
+        configuration.schedule.pollInterval = .seconds(3600)
+        let hooks = AgentTestHooks()
+        configuration.testHooks = hooks
+        let (start, listed, go, result) = (scripts.file("start"), scripts.file("listed"), scripts.file("go"), scripts.file("result"))
+        let listedInBatch = Shared<Int?>(nil)
+        // On the I/O thread, after the first link of a batch large enough that more links follow in its turn, once
+        // the poller's listings no longer shut the gate: the remover lists DIR there.
+        hooks.setAfterRename { lane, batch, batchFiles in
+            guard lane == .pass, batchFiles >= 8, listedInBatch.value == nil, let gate = hooks.renameGate else { return }
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            while !gate.seesAListingPoller, ContinuousClock.now < deadline { usleep(2000) }
+            listedInBatch.set(batch)
+            Self.startListing(start: start, andWaitFor: listed)
+        }
+        // In the silo, after that turn: the remover deletes what it listed and removes DIR, before the next turn.
+        hooks.setAfterRenameTurn { lane, batch, _ in
+            guard lane == .pass, listedInBatch.value == batch,
+                FileManager.default.createFile(atPath: go, contents: nil) else { return }
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            while !FileManager.default.fileExists(atPath: result), ContinuousClock.now < deadline { usleep(2000) }
+        }
+        let agent = try await RunningAgent(configuration)
+        #expect(await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: result) })
+        _ = FileManager.default.createFile(atPath: scripts.file("stop"), contents: nil)
+        _ = await poller.waitForExit(timeout: .seconds(20))
+        _ = await remover.waitForExit(timeout: .seconds(20))
+        try #require(listedInBatch.value != nil, "the sync ended before a large batch")
+        #expect((try? String(contentsOfFile: result, encoding: .utf8)) == "removed")
+        #expect(!FileManager.default.fileExists(atPath: dirPath), "DIR is still there")
+        #expect(await Self.ownExitStatus(of: agent) == .fatal, "exit status 1")
         await gallery.stop()
     }
 

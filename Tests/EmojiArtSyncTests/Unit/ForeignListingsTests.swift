@@ -26,16 +26,17 @@ import Testing
     /// All of `rm`'s first records merged into one, then its reads: uncertain at first, then held.
     @Test func rmWhoseFirstEventsMergedIsHeldOnceItsReadsCome() {
         var listings = ForeignListings()
-        let before = listings.opens
+        let before = listings.mark
         listings.take([.opened, .read, .closed], now: at(0))
         #expect(listings.shutUntil(now: at(1), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
-        #expect(listings.mayHavePassedFiles(linkedSince: before, now: at(1)))
+        #expect(listings.mayHavePassedFiles(linkedSince: before))
         listings.take([.read], now: at(3))
         #expect(listings.shutUntil(now: at(200), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
     }
 
     /// A listing that is over shuts the gate for a burst's quiet at most; a program polling DIR every 10 ms does so
-    /// for `pollerRun`, then not at all, and its opens no longer take a turn's files back.
+    /// for `pollerRun`, then not at all. Its opens still take a turn's files back: an open and a close merged in one
+    /// record may be `rm`'s first look and its real listing.
     @Test func aPollingProgramStopsShuttingTheGate() {
         var listings = ForeignListings()
         listings.take([.opened, .read, .closed], now: at(0))
@@ -45,14 +46,45 @@ import Testing
             listings.take([.opened, .read, .closed], now: at(now))
             now += 10
         }
-        let count = listings.opens
+        let mark = listings.mark
+        #expect(!listings.mayHavePassedFiles(linkedSince: mark))
         listings.take([.opened, .read, .closed], now: at(now))
         #expect(listings.shutUntil(now: at(now), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
-        #expect(!listings.mayHavePassedFiles(linkedSince: count, now: at(now)))
+        #expect(listings.mayHavePassedFiles(linkedSince: mark))
         // A pause ends the run: the next listing is uncertain again.
         now += 1500
         listings.take([.opened, .read, .closed], now: at(now))
         #expect(listings.shutUntil(now: at(now), lastDeletion: nil, holdLimit: .seconds(2)) != nil)
+    }
+
+    /// `rm -rf` while a program polls DIR's listing: its first records, merged, look like the poller's, and no longer
+    /// shut the gate; its deletions, read with them or just after, say it is `rm`: the gate is held shut, and a turn
+    /// whose links they came during is taken back. Another process's lone deletion (no listing) holds nothing.
+    @Test func aListingFollowedByDeletionsIsRmEvenWhileAProgramPollsDIR() {
+        var listings = ForeignListings()
+        var now = 0
+        while now < 2000 {
+            listings.take([.opened, .read, .closed], now: at(now))
+            now += 10
+        }
+        listings.take([.opened, .read, .closed], now: at(now))
+        #expect(listings.shutUntil(now: at(now), lastDeletion: nil, holdLimit: .seconds(2)) == nil, "a poller's listing")
+        let mark = listings.mark
+        listings.take([.deleted], now: at(now + 1))
+        #expect(listings.mayHavePassedFiles(linkedSince: mark), "deletions during the turn: it may be rm's")
+
+        var merged = listings
+        merged.take([.opened, .read, .closed, .deleted], now: at(now + 2))
+        #expect(merged.shutUntil(now: at(now + 3), lastDeletion: nil, holdLimit: .seconds(2)) != nil, "listed and deleted")
+        var held = listings
+        held.take([.opened, .read, .deleted], now: at(now + 2))
+        #expect(held.shutUntil(now: at(now + 1000), lastDeletion: at(now + 999), holdLimit: .seconds(2)) != nil, "rm holds DIR")
+        held.take([.deleted, .closed], now: at(now + 1001))
+        #expect(held.shutUntil(now: at(now + 1001), lastDeletion: at(now + 1000), holdLimit: .seconds(2)) == nil, "rm closed DIR")
+
+        var lone = ForeignListings()
+        lone.take([.deleted], now: at(0))
+        #expect(lone.shutUntil(now: at(1), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
     }
 
     /// A process that keeps DIR open and stops working in it holds the gate for `holdLimit`; one that keeps working

@@ -48,6 +48,23 @@ struct DirectoryListingMonitorTests {
         #expect(monitor.drain().isEmpty)
     }
 
+    /// Another program's deletion of an entry of DIR is reported (what tells `rm -rf` from a poller), the agent's own
+    /// is not, and neither is a deletion in a folder inside DIR.
+    @Test func anotherProgramsDeletionInDIRIsSeenButNotTheAgentsOwn() throws {
+        let dir = TemporaryDirectory("listing-deletion")
+        for name in ["a.png", "b.png"] { #expect(FileManager.default.createFile(atPath: dir.file(name), contents: Data([1]))) }
+        #expect(mkdir(dir.file("sub"), 0o755) == 0)
+        #expect(FileManager.default.createFile(atPath: dir.file("sub/c.png"), contents: Data([1])))
+        let monitor = try DirectoryListingMonitor(path: dir.path)
+        #expect(unlink(dir.file("a.png")) == 0)
+        #expect(monitor.drain().isEmpty, "the agent's own deletion")
+        #expect(try ChildProcess.runBlocking(executable: "/bin/rm", [dir.file("sub/c.png")]).status == 0)
+        #expect(monitor.drain().isEmpty, "a deletion inside a folder in DIR")
+        #expect(try ChildProcess.runBlocking(executable: "/bin/rm", [dir.file("b.png")]).status == 0)
+        let records = monitor.drain()
+        #expect(records.contains { $0.contains(.deleted) } && !records.contains { $0.contains(.opened) }, "\(records)")
+    }
+
     @Test func theGateStaysShutWhileAnotherProgramHoldsDIROpenAndOpensOnceItCloses() async throws {
         let dir = TemporaryDirectory("listing-gate")
         let folder = TemporaryDirectory("listing-script")
@@ -58,7 +75,7 @@ struct DirectoryListingMonitorTests {
         // A listing that is over (DIR closed again) holds the gate for a burst's quiet at most.
         #expect(try ChildProcess.runBlocking(executable: "/bin/ls", ["-f", dir.path]).status == 0)
         #expect(await gate.waitUntilOpen() == nil)
-        let counted = gate.listingCount
+        let counted = gate.listingMark
         let holder = try ChildProcess(executable: "/bin/sh", [try Self.holdingScript(in: folder), dir.path, folder.path])
         #expect(await eventually { FileManager.default.fileExists(atPath: folder.file("listed")) })
         #expect(gate.listingMayHavePassedFiles(linkedSince: counted))
