@@ -598,9 +598,19 @@ final class GroupCommitter {
         }
         if turn.placed.contains(where: { $0 != nil }), gate.listingMayHavePassedFiles(linkedSince: listingsBefore) {
             for (offset, placed) in turn.placed.enumerated() {
-                guard let placed, !placed.replaced, let again = takeBack(files[offset], from: storage.ownership) else { continue }
-                turn.placed[offset] = nil
-                turn.takenBack.append((offset, again))
+                guard let placed, !placed.replaced else { continue }
+                switch takeBack(files[offset], from: storage.ownership, gate: gate) {
+                case .stays:
+                    continue
+                case .takenBack(let again):
+                    turn.placed[offset] = nil
+                    turn.takenBack.append((offset, again))
+                case .discarded(let why):
+                    turn.placed[offset] = nil
+                    turn.outcomes[offset] = .failure(SyncError(
+                        .system, "\(storage.directory.root) is being removed (\(why)): the new file was taken out again",
+                        path: storage.directory.root))
+                }
             }
         }
         if let installedBefore, turn.outcomes.count == files.count, turn.takenBack.isEmpty,
@@ -611,25 +621,44 @@ final class GroupCommitter {
         return turn
     }
 
-    /// Takes `file`, just linked or renamed to its path, back out of DIR into the state directory's `taken/`, as the
-    /// named staged file it then is (its bytes durable already), to be put in place again. Nil when it stays where it
-    /// is: the file at the path is not the one put there (someone else's, put back at once), or it could not be taken
-    /// (then at worst a `rm -rf DIR` under way fails, as it would have without the look).
-    private nonisolated static func takeBack(_ file: PendingFile, from ownership: OwnershipGuard) -> PendingFile? {
+    /// What taking a file back came to (`takeBack`).
+    private enum TakeBack {
+        /// It stays where it is: the file at the path is not the one put there (someone else's, put back at once),
+        /// or it could not be taken (then at worst a `rm -rf DIR` under way fails, as it would have without the look).
+        case stays
+        /// Taken into `taken/`, as the named staged file it then is (its bytes durable already), to be put in place
+        /// again.
+        case takenBack(PendingFile)
+        /// DIR is being removed (why): `taken/` went with the state directory, and the file was unlinked instead.
+        case discarded(String)
+    }
+
+    /// Takes `file`, just linked or renamed to its path, back out of DIR into the state directory's `taken/`.
+    /// `rm -rf DIR` may have deleted the state directory already (it deletes DIR's entries in its listing's order):
+    /// then nothing can be taken into `taken/`, the agent stops, and the file, left, would make `rm` fail; it is
+    /// unlinked if it is still the file this job linked (`OwnershipGuard.discardJustLinked`).
+    private nonisolated static func takeBack(_ file: PendingFile, from ownership: OwnershipGuard, gate: RenameGate) -> TakeBack {
         let held: OwnershipGuard.HeldFile?
         do {
             held = try ownership.take(file.entry.name)
         } catch {
-            return nil
+            return .stays
         }
-        guard let held else { return nil }
+        guard let held else {
+            // Nothing came out: the path is empty, or `taken/` is gone.
+            guard case .gone(let why) = gate.lookOnce(), ownership.discardJustLinked(file.entry.name, identity: file.identity) else {
+                return .stays
+            }
+            return .discarded(why)
+        }
         guard held.identity == file.identity else {
             // Never another's file: back at its name, or beside it; if even that fails it stays in `taken/`,
             // which is handed back to DIR at the next start.
             _ = try? ownership.putBack(held)
-            return nil
+            return .stays
         }
-        return PendingFile(key: file.key, file: StagedFile(path: held.path, identity: held.identity), entry: file.entry, flushed: true)
+        return .takenBack(PendingFile(
+            key: file.key, file: StagedFile(path: held.path, identity: held.identity), entry: file.entry, flushed: true))
     }
 
     /// The row that records each file's path as the agent's, for that file's key (nil: the path is not the

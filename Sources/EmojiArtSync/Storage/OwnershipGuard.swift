@@ -186,6 +186,24 @@ final class OwnershipGuard: Sendable {
         }
     }
 
+    /// Unlinks the file at asset `name` if it is `identity`, a file this agent linked there moments before in the same
+    /// I/O job; true when it did. The one removal that does not take the file first: for when `taken/` went with the
+    /// state directory (`rm -rf DIR` under way, and the agent stopping), where the file, left, would make `rm` fail.
+    /// The look and the unlink are microseconds apart, inside a folder being deleted; anything else at the path, or
+    /// a look that fails, is left alone.
+    func discardJustLinked(_ name: String, identity: FileIdentity) -> Bool {
+        let (at, entry) = inDirectory(name)
+        do {
+            guard let found = try FileStatus.at(entry, relativeTo: at), found.identity == identity else { return false }
+        } catch {
+            return false  // not known to be the agent's file: left, as any file that is not
+        }
+        gate?.expectOwnRemoval(of: name)
+        if unlinkat(at, entry, 0) == 0 { return true }
+        gate?.cancelOwnRemoval(of: name)
+        return false
+    }
+
     /// Puts a held file back at its name if that is free (nil), else beside it (the name it got).
     @discardableResult
     func putBack(_ held: HeldFile) throws(SyncError) -> String? {
