@@ -19,14 +19,15 @@
 /// Whether a turn's links were passed by a listing is decided apart from the gate (`mayHavePassedFiles`): any open of
 /// DIR by another process during the turn, a poller's too (an open and a close merged in one record do not say the
 /// close came last: `rm` closes DIR after its first look and opens it again), and any deletion of DIR's entries by
-/// another process during the turn (`rm` deletes right after its listing, which a drain just before the turn may
-/// have read as a poller's). Taking a turn back costs its links again; leaving one in DIR fails `rm -rf`.
+/// another process during the turn within a burst's quiet of an open (`rm` deletes right after its listing, which a
+/// drain just before the turn may have read as a poller's; a person deleting a file lists nothing, and takes no turn
+/// back). Taking a turn back costs its links again; leaving one in DIR fails `rm -rf`.
 struct ForeignListings {
     /// What the records said so far, to compare with later (`mayHavePassedFiles`).
     struct Mark: Equatable, Sendable {
         /// Opens of DIR by other processes (and lost events): each may begin a listing.
         var opens = 0
-        /// Records with deletions of DIR's entries by other processes (and lost events).
+        /// Records with deletions of DIR's entries by other processes right after a listing (and lost events).
         var deletions = 0
     }
 
@@ -36,6 +37,8 @@ struct ForeignListings {
     private(set) var heldSince: ContinuousClock.Instant?
     /// When another process last opened or read DIR.
     private(set) var lastActivity: ContinuousClock.Instant?
+    /// When another process last opened DIR.
+    private var lastOpen: ContinuousClock.Instant?
     /// Until when a listing that may be `rm`'s keeps the gate shut.
     private(set) var uncertainUntil: ContinuousClock.Instant?
     /// When the current run of open-and-close records began, and when its last one came.
@@ -65,9 +68,12 @@ struct ForeignListings {
             uncertainUntil = now.advanced(by: RenameGate.burstQuiet)
             return
         }
-        if record.contains(.opened) { mark.opens += 1 }
+        if record.contains(.opened) {
+            mark.opens += 1
+            lastOpen = now
+        }
         if record.contains(.deleted) {
-            mark.deletions += 1
+            if let lastOpen, now - lastOpen <= RenameGate.burstQuiet { mark.deletions += 1 }
             // Listed and deleted: `rm -rf` at work, never a poller. It holds DIR still unless the record closed it
             // too, when that close may have been its last: uncertain then, as a listing that may be `rm`'s.
             if !record.isDisjoint(with: [.opened, .read]) {

@@ -59,7 +59,8 @@ import Testing
 
     /// `rm -rf` while a program polls DIR's listing: its first records, merged, look like the poller's, and no longer
     /// shut the gate; its deletions, read with them or just after, say it is `rm`: the gate is held shut, and a turn
-    /// whose links they came during is taken back. Another process's lone deletion (no listing) holds nothing.
+    /// whose links they came during is taken back. Another process's lone deletion (no listing) holds nothing and takes no
+    /// turn back.
     @Test func aListingFollowedByDeletionsIsRmEvenWhileAProgramPollsDIR() {
         var listings = ForeignListings()
         var now = 0
@@ -83,8 +84,14 @@ import Testing
         #expect(held.shutUntil(now: at(now + 1001), lastDeletion: at(now + 1000), holdLimit: .seconds(2)) == nil, "rm closed DIR")
 
         var lone = ForeignListings()
+        let before = lone.mark
         lone.take([.deleted], now: at(0))
         #expect(lone.shutUntil(now: at(1), lastDeletion: nil, holdLimit: .seconds(2)) == nil)
+        #expect(!lone.mayHavePassedFiles(linkedSince: before), "a person's deletion, no listing: no turn taken back")
+        // Nor one long after another process's listing.
+        let later = listings.mark
+        listings.take([.deleted], now: at(now + 500))
+        #expect(!listings.mayHavePassedFiles(linkedSince: later))
     }
 
     /// A process that keeps DIR open and stops working in it holds the gate for `holdLimit`; one that keeps working
