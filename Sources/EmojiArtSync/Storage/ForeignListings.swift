@@ -19,9 +19,9 @@
 /// Whether a turn's links were passed by a listing is decided apart from the gate (`mayHavePassedFiles`): any open of
 /// DIR by another process during the turn, a poller's too (an open and a close merged in one record do not say the
 /// close came last: `rm` closes DIR after its first look and opens it again), and any deletion of DIR's entries by
-/// another process during the turn within a burst's quiet of an open (`rm` deletes right after its listing, which a
-/// drain just before the turn may have read as a poller's; a person deleting a file lists nothing, and takes no turn
-/// back). Taking a turn back costs its links again; leaving one in DIR fails `rm -rf`.
+/// another process during the turn within `deletionAfterListing` of an open (`rm` deletes right after its listing,
+/// which a drain just before the turn may have read as a poller's; a person deleting a file lists nothing, and takes
+/// no turn back). Taking a turn back costs its links again; leaving one in DIR fails `rm -rf`.
 struct ForeignListings {
     /// What the records said so far, to compare with later (`mayHavePassedFiles`).
     struct Mark: Equatable, Sendable {
@@ -46,6 +46,11 @@ struct ForeignListings {
     private var runLast: ContinuousClock.Instant?
     /// Opens and deletions seen so far.
     private(set) var mark = Mark()
+
+    /// How soon after another process opened DIR a deletion by another process still takes a turn back: `rm`'s
+    /// first deletion follows its listing at once, but on a loaded machine the drains that read the two may be far
+    /// apart (a turn of 64 links can take longer than 50 ms there).
+    static let deletionAfterListing = RenameGate.defaultListingHoldLimit
 
     /// How long open-and-close records may keep coming before they stop shutting the gate.
     static let pollerRun = Duration.milliseconds(500)
@@ -73,7 +78,7 @@ struct ForeignListings {
             lastOpen = now
         }
         if record.contains(.deleted) {
-            if let lastOpen, now - lastOpen <= RenameGate.burstQuiet { mark.deletions += 1 }
+            if let lastOpen, now - lastOpen <= Self.deletionAfterListing { mark.deletions += 1 }
             // Listed and deleted: `rm -rf` at work, never a poller. It holds DIR still unless the record closed it
             // too, when that close may have been its last: uncertain then, as a listing that may be `rm`'s.
             if !record.isDisjoint(with: [.opened, .read]) {

@@ -90,7 +90,7 @@ import Testing
         #expect(!lone.mayHavePassedFiles(linkedSince: before), "a person's deletion, no listing: no turn taken back")
         // Nor one long after another process's listing.
         let later = listings.mark
-        listings.take([.deleted], now: at(now + 500))
+        listings.take([.deleted], now: at(now + 2001))
         #expect(!listings.mayHavePassedFiles(linkedSince: later))
     }
 
