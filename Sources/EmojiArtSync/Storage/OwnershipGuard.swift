@@ -186,21 +186,37 @@ final class OwnershipGuard: Sendable {
         }
     }
 
-    /// Unlinks the file at asset `name` if it is `identity`, a file this agent linked there moments before in the same
-    /// I/O job; true when it did. The one removal that does not take the file first: for when `taken/` went with the
-    /// state directory (`rm -rf DIR` under way, and the agent stopping), where the file, left, would make `rm` fail.
-    /// The look and the unlink are microseconds apart, inside a folder being deleted; anything else at the path, or
-    /// a look that fails, is left alone.
+    /// Removes the file at asset `name` if it is `identity`, a file this agent linked there moments before in the
+    /// same I/O job; true when it did. For when `taken/` went with the state directory (`rm -rf DIR` under way, and
+    /// the agent stopping), where the file, left, would make `rm` fail. The rule of every removal holds without
+    /// `taken/`: the file is taken first, to a hidden name of the agent's in DIR itself (`RENAME_NOREPLACE`), its
+    /// identity checked there, and unlinked only if it is the agent's; anything else is put back (or beside its
+    /// name), and a look that fails leaves it too.
     func discardJustLinked(_ name: String, identity: FileIdentity) -> Bool {
+        let number = taken.wrappingAdd(1, ordering: .relaxed).newValue
+        let hidden = ".emojiart-sync-discard-\(getpid())-\(number)"
         let (at, entry) = inDirectory(name)
-        do {
-            guard let found = try FileStatus.at(entry, relativeTo: at), found.identity == identity else { return false }
-        } catch {
-            return false  // not known to be the agent's file: left, as any file that is not
-        }
+        let (_, hiddenEntry) = inDirectory(hidden)
         gate?.expectOwnRemoval(of: name)
-        if unlinkat(at, entry, 0) == 0 { return true }
-        gate?.cancelOwnRemoval(of: name)
+        gate?.expectOwnArrival(of: hidden)
+        guard emojiart_rename_noreplace(at, entry, at, hiddenEntry) == 0 else {
+            gate?.cancelOwnRemoval(of: name)
+            gate?.cancelOwnArrival(of: hidden)
+            return false
+        }
+        let found: FileStatus?
+        do {
+            found = try FileStatus.at(hiddenEntry, relativeTo: at)
+        } catch {
+            found = nil  // not known to be the agent's file: put back, as any file that is not
+        }
+        if let found, found.identity == identity {
+            gate?.expectOwnRemoval(of: hidden)
+            if unlinkat(at, hiddenEntry, 0) == 0 { return true }
+            gate?.cancelOwnRemoval(of: hidden)
+        }
+        // Not the agent's: back at its name, or beside it; if even that fails it stays whole under the hidden name.
+        _ = try? putBack(HeldFile(path: directory.path(ofAsset: hidden), name: name, status: found ?? FileStatus(stat())))
         return false
     }
 

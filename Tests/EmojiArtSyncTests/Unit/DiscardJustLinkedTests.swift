@@ -8,8 +8,8 @@ import Glibc
 #endif
 
 /// `OwnershipGuard.discardJustLinked`, the one removal that cannot take the file into `taken/` first (the committer's
-/// take-back when `rm -rf DIR` has already deleted the state directory): it unlinks the file only while it is the
-/// file the agent linked, and leaves anything else at the path.
+/// take-back when `rm -rf DIR` has already deleted the state directory): it takes the file to a hidden name in DIR,
+/// unlinks it only if it is the file the agent linked, and puts anything else back at its name.
 @Suite struct DiscardJustLinkedTests {
     @Test func onlyTheFileTheAgentLinkedIsUnlinked() throws {
         let dir = TemporaryDirectory("discard")
@@ -28,6 +28,7 @@ import Glibc
         #expect(rename(dir.file("mine.png"), dir.file(name)) == 0)
         #expect(!ownership.discardJustLinked(name, identity: linked))
         #expect(FileManager.default.contents(atPath: dir.file(name)) == Data("mine".utf8))
+        #expect(dir.names() == [name], "taken to a hidden name, looked at and put back: \(dir.names())")
 
         // The agent's file: unlinked.
         let own = try #require(try FileStatus.at(dir.file(name))).identity
